@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Tiny on purpose: --version is answered without loading the CLI; everything else runs the
+// compiled entry. The exit status is set once, after stdout has drained; never process.exit().
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  const { printVersions } = await import("../dist/cli/versions.js");
+  process.exitCode = await printVersions();
+} else {
+  const { runMain } = await import("../dist/cli/entry.js");
+  process.exitCode = await runMain();
+}

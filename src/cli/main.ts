@@ -1,0 +1,92 @@
+// The CLI entry: parse flags, run the turn through the library API, write events to stdout and
+// progress to stderr, and return the exit status. Only bin/oc-exec.js sets process.exitCode.
+import { CommanderError } from "commander";
+import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js";
+import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../outcome/exit-codes.js";
+import { ConfigError } from "../outcome/errors.js";
+import type { StopReason } from "../outcome/classify.js";
+import { createReporter } from "../progress/reporter.js";
+import { runTurn } from "../turn/run-turn.js";
+import type { TurnOptions } from "../turn/options.js";
+import { VERSION } from "../version.js";
+import { buildProgram, settingsFrom, type CliSettings, type RawFlags } from "./program.js";
+import { readPrompt } from "./prompt.js";
+
+export type CliIo = { argv: string[]; env: NodeJS.ProcessEnv; stdin: NodeJS.ReadStream; stderr: NodeJS.WriteStream };
+
+const defaultIo = (): CliIo => ({ argv: process.argv.slice(2), env: process.env, stdin: process.stdin, stderr: process.stderr });
+
+export async function main(io: CliIo = defaultIo()): Promise<number> {
+  const program = buildProgram()
+    .exitOverride()
+    .configureOutput({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) });
+  let subcommand: string | null = null;
+  program.commands.find((c) => c.name() === "schema")?.action(() => {
+    subcommand = "schema";
+  });
+  program.action(() => {});
+
+  let settings: CliSettings | null = null;
+  let launchError: TurnOptions["launchError"] = null;
+  try {
+    program.parse(io.argv, { from: "user" });
+    if (subcommand === "schema") {
+      const { renderJsonSchema } = await import("../events/json-schema.js");
+      writeStdoutText(renderJsonSchema());
+      return 0;
+    }
+    settings = settingsFrom(program.opts<RawFlags>(), io.env);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.help" || error.code === "commander.version") return 0;
+      io.stderr.write("Run oc-exec --help for usage.\n");
+      launchError = { name: "UsageError", message: error.message.replace(/^error:\s*/, "") };
+    } else if (error instanceof ConfigError) {
+      io.stderr.write(`oc-exec: ${error.message}\nRun oc-exec --help for usage.\n`);
+      launchError = { name: error.name, message: error.message };
+    } else throw error;
+  }
+  return runCli(io, settings, program.args, launchError);
+}
+
+async function runCli(io: CliIo, settings: CliSettings | null, args: string[], launchError: TurnOptions["launchError"]): Promise<number> {
+  const reporter = await createReporter({
+    quiet: settings?.quiet ?? false,
+    verbose: settings?.verbose ?? false,
+    color: settings?.color ?? "auto",
+    stream: io.stderr,
+    env: io.env,
+  });
+  const turnOptions: TurnOptions = {
+    ...(settings?.turn ?? { env: io.env }),
+    launchError,
+    prompt: () =>
+      readPrompt({ args, promptFile: settings?.promptFile ?? null, stdin: io.stdin, stdinTimeoutMs: settings?.stdinTimeoutMs ?? 5000 }),
+  };
+  const turn = runTurn(turnOptions);
+  let brokenPipe = false;
+  const stdout = createStdoutWriter(process.stdout, () => {
+    brokenPipe = true;
+    turn.abort({ kind: "broken_pipe" });
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    const reason: StopReason = signal === "SIGINT" ? { kind: "interrupted", signal } : { kind: "terminated", signal };
+    turn.abort(reason);
+  };
+  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  for (const s of signals) process.on(s, onSignal);
+  let exitCode: number = EXIT_CODES.internal_error;
+  try {
+    for await (const event of turn) {
+      stdout.write(event);
+      reporter.event(event);
+      if (event.type === "result") exitCode = event.exit_code;
+    }
+  } finally {
+    reporter.stop();
+    for (const s of signals) process.off(s, onSignal);
+    // A stdin we stopped waiting for must not keep the process alive.
+    if (!io.stdin.isTTY) io.stdin.destroy();
+  }
+  return brokenPipe || stdout.broken ? BROKEN_PIPE_EXIT : exitCode;
+}

@@ -1,0 +1,137 @@
+// The commander program: flags, help text, and conversion of raw flags into TurnOptions.
+// Parsing problems become ConfigErrors, so a bad flag still ends in run.started + result.
+import { Command, Option } from "commander";
+import { resolve } from "node:path";
+import { DEFAULTS, type TurnOptions } from "../turn/options.js";
+import { parseAmount, parseCount, parseDuration } from "./duration.js";
+
+export type RawFlags = {
+  model?: string;
+  agent?: string;
+  variant?: string;
+  thinking?: boolean;
+  dir?: string;
+  session?: string;
+  title?: string;
+  file?: string[];
+  pure?: boolean;
+  opencode?: string;
+  promptFile?: string;
+  stdinTimeout: string;
+  timeout?: string;
+  startupTimeout: string;
+  idleTimeout?: string;
+  killAfter: string;
+  maxOutputBytes?: string;
+  maxSteps?: string;
+  maxTokens?: string;
+  maxCostUsd?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  color: "auto" | "always" | "never";
+};
+
+export type CliSettings = {
+  turn: Omit<TurnOptions, "prompt">;
+  stdinTimeoutMs: number;
+  promptFile: string | null;
+  quiet: boolean;
+  verbose: boolean;
+  color: "auto" | "always" | "never";
+};
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export const HELP_EXAMPLES = `
+Examples:
+  $ oc-exec "Explain what src/ does" | jq -r 'select(.type=="result") | .text'
+  $ git diff | oc-exec -m anthropic/claude-sonnet-4-5 --dir ../repo "Review this diff"
+  $ oc-exec --timeout 10m --max-cost-usd 0.50 "Fix the failing test" > events.jsonl
+    case $? in
+      0) echo ok ;;  2) echo "needs a permission" ;;  4) echo "provider API failed" ;;
+      5) echo "fix the configuration" ;;  124) echo "timed out" ;;  *) echo "failed" ;;
+    esac
+
+Exit codes: 0 success, 1 agent_error, 2 approval_denied, 3 context_overflow, 4 api_error,
+5 config_error, 6 budget_exceeded, 70 internal_error, 124 timeout, 130 interrupted, 143 terminated.
+stdout carries JSONL events only (schema: oc-exec schema); progress goes to stderr.`;
+
+export function buildProgram(): Command {
+  const program = new Command("oc-exec")
+    .description("Run one OpenCode turn headlessly: JSONL events on stdout, progress on stderr, meaningful exit codes.")
+    .argument("[prompt...]", "the prompt (joined with spaces); - waits for the prompt on stdin")
+    .helpOption("-h, --help", "show this help")
+    // --version is answered in main.ts before commander loads, to print opencode's version too.
+    .option("-V, --version", "print oc-exec's and opencode's versions")
+    .showSuggestionAfterError(true)
+    .allowExcessArguments(false);
+
+  program.optionsGroup("Model and agent:");
+  program
+    .option("-m, --model <provider/model>", "model to use, e.g. anthropic/claude-sonnet-4-5")
+    .option("--agent <name>", "opencode agent to use")
+    .option("--variant <name>", "model variant (provider-specific reasoning effort)")
+    .option("--thinking", "include reasoning events");
+  program.optionsGroup("Workspace, session and prompt:");
+  program
+    .option("--dir <path>", "workspace directory (default: the current directory)")
+    .option("-s, --session <id>", "resume this opencode session")
+    .option("--title <text>", "session title (default: the prompt's first line)")
+    .option("-f, --file <path>", "attach a file to the message (repeatable)", collect)
+    .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
+    .option("--stdin-timeout <duration>", "with a prompt argument, how long to wait for piped stdin", "5s")
+    .option("--pure", "run opencode without external plugins")
+    .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
+  program.optionsGroup("Limits:");
+  program
+    .option("--timeout <duration>", "stop the whole turn after this long (e.g. 10m)")
+    .option("--startup-timeout <duration>", "stop if opencode prints no JSON event within this long", "60s")
+    .option("--idle-timeout <duration>", "stop after this long with no output from opencode")
+    .option("--kill-after <duration>", "grace period between SIGTERM and SIGKILL", "5s")
+    .option("--max-steps <n>", "stop the turn when it starts more than n model steps")
+    .option("--max-tokens <n>", "stop when input+output+reasoning tokens exceed n")
+    .option("--max-cost-usd <x>", "stop when the reported cost exceeds x dollars")
+    .option("--max-output-bytes <n>", "cap each tool output in events", String(DEFAULTS.maxOutputBytes));
+  program.optionsGroup("Output:");
+  program
+    .option("-q, --quiet", "no progress on stderr")
+    .option("--verbose", "more progress on stderr")
+    .addOption(new Option("--color <when>", "color on stderr").choices(["auto", "always", "never"]).default("auto"));
+
+  program.addHelpText("after", HELP_EXAMPLES);
+  program.command("schema").description("print the JSON Schema of the events on stdout");
+  return program;
+}
+
+export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettings {
+  const optionalDuration = (v: string | undefined, flag: string) => (v === undefined ? null : parseDuration(v, flag));
+  const optionalCount = (v: string | undefined, flag: string) => (v === undefined ? null : parseCount(v, flag));
+  return {
+    turn: {
+      dir: resolve(flags.dir ?? "."),
+      opencode: flags.opencode ?? env.OC_EXEC_OPENCODE ?? null,
+      model: flags.model ?? null,
+      agent: flags.agent ?? null,
+      variant: flags.variant ?? null,
+      thinking: flags.thinking ?? false,
+      session: flags.session ?? null,
+      title: flags.title ?? null,
+      files: flags.file ?? [],
+      pure: flags.pure ?? false,
+      env,
+      timeoutMs: optionalDuration(flags.timeout, "--timeout"),
+      startupTimeoutMs: parseDuration(flags.startupTimeout, "--startup-timeout"),
+      idleTimeoutMs: optionalDuration(flags.idleTimeout, "--idle-timeout"),
+      killAfterMs: parseDuration(flags.killAfter, "--kill-after"),
+      maxOutputBytes: flags.maxOutputBytes === undefined ? DEFAULTS.maxOutputBytes : parseCount(flags.maxOutputBytes, "--max-output-bytes", { min: 1 }),
+      maxSteps: optionalCount(flags.maxSteps, "--max-steps"),
+      maxTokens: optionalCount(flags.maxTokens, "--max-tokens"),
+      maxCostUsd: flags.maxCostUsd === undefined ? null : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
+    },
+    stdinTimeoutMs: parseDuration(flags.stdinTimeout, "--stdin-timeout"),
+    promptFile: flags.promptFile ?? null,
+    quiet: flags.quiet ?? false,
+    verbose: flags.verbose ?? false,
+    color: flags.color,
+  };
+}

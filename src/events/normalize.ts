@@ -1,0 +1,412 @@
+// The normalizer: opencode's stdout and stderr lines in, oc-exec event drafts out, plus the facts
+// the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
+// time and session_id.
+import { errorClassOf, isConfigStderr } from "../outcome/error-class.js";
+import type { OutcomeClass } from "../outcome/exit-codes.js";
+import { redact, redactValue } from "../outcome/redact.js";
+import type { EventDraft, FileChange, PermissionDenial, Usage } from "./schema.js";
+import { parsePermissionNotice, parseStderrLine } from "./stderr-lines.js";
+import { fileChangesOf } from "./tool-files.js";
+import { parseUpstreamLine, readBoolean, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
+
+export type UpstreamError = {
+  class: OutcomeClass;
+  name: string;
+  message: string;
+  statusCode: number | null;
+  retryable: boolean | null;
+  ref: string | null;
+};
+
+export type StreamCounts = { json_lines: number; other_lines: number; blank_lines: number; warnings: number };
+
+export type TurnFacts = {
+  sessionId: string | null;
+  steps: number;
+  lastStepReason: string | null;
+  usage: Usage;
+  costUsd: number;
+  finalText: string | null;
+  tools: { total: number; failed: number; denied: number };
+  filesChanged: FileChange[];
+  permissionDenials: PermissionDenial[];
+  errors: UpstreamError[];
+  /** opencode's own stderr complaints ("Error: Session not found", config errors). */
+  stderrErrors: string[];
+  stderrConfigError: boolean;
+  stderrTail: string[];
+  stream: StreamCounts;
+  /** JSON events opencode printed that oc-exec recognized. */
+  events: number;
+  sessionMismatch: { requested: string; reported: string } | null;
+};
+
+export type NormalizerOptions = {
+  workspace: string;
+  resume: string | null;
+  maxOutputBytes: number;
+  maxLineBytes?: number;
+};
+
+export type LineMeta = { truncated?: boolean; bytes?: number };
+
+type Emit = (draft: EventDraft) => void;
+
+const STDERR_TAIL_LINES = 20;
+const STDERR_LINE_CHARS = 2000;
+const WARNING_TEXT_CHARS = 500;
+
+const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
+
+export const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+}
+
+/** Caps a string at maxBytes of UTF-8 without splitting a character. */
+export function capUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
+  if (text.length <= maxBytes / 3) return { text, truncated: false };
+  const buf = Buffer.from(text, "utf8");
+  if (buf.length <= maxBytes) return { text, truncated: false };
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return { text: buf.subarray(0, end).toString("utf8"), truncated: true };
+}
+
+export class Normalizer {
+  readonly facts: TurnFacts = {
+    sessionId: null,
+    steps: 0,
+    lastStepReason: null,
+    usage: emptyUsage(),
+    costUsd: 0,
+    finalText: null,
+    tools: { total: 0, failed: 0, denied: 0 },
+    filesChanged: [],
+    permissionDenials: [],
+    errors: [],
+    stderrErrors: [],
+    stderrConfigError: false,
+    stderrTail: [],
+    stream: { json_lines: 0, other_lines: 0, blank_lines: 0, warnings: 0 },
+    events: 0,
+    sessionMismatch: null,
+  };
+
+  private stepOpen = false;
+  private lastTextMessage: string | null = null;
+  private lastTextParts: string[] = [];
+  // A denied tool event and opencode's "permission requested" notice arrive on different pipes,
+  // in either order; each waits here for its partner.
+  private pendingNotices: { permission: string; pattern: string | null }[] = [];
+  private pendingDeniedTools: { tool: string; callId: string | null }[] = [];
+  // An UnknownError names a `ref` whose real cause opencode logs on stderr, maybe a little later.
+  private pendingUnknown: UpstreamError[] = [];
+  private refCauses = new Map<string, string>();
+
+  constructor(
+    private readonly options: NormalizerOptions,
+    private readonly emit: Emit,
+  ) {}
+
+  private warn(code: string, message: string): void {
+    this.facts.stream.warnings++;
+    this.emit({ type: "warning", code, message: redact(message) });
+  }
+
+  /** For warnings that do not come from opencode's streams (stdin timeout, version, ...). */
+  warning(code: string, message: string): void {
+    this.warn(code, message);
+  }
+
+  stdoutLine(text: string, meta: LineMeta = {}): void {
+    if (meta.truncated) {
+      this.facts.stream.other_lines++;
+      this.warn(
+        "line_too_long",
+        `opencode printed a line of ${meta.bytes ?? "?"} bytes on stdout, over the ${this.options.maxLineBytes ?? "configured"}-byte limit; it was skipped. It began: ${clip(text, 200)}`,
+      );
+      return;
+    }
+    const line = parseUpstreamLine(text);
+    switch (line.kind) {
+      case "blank":
+        this.facts.stream.blank_lines++;
+        return;
+      case "text": {
+        this.facts.stream.other_lines++;
+        // Some releases print the permission notice on stdout, between JSON lines.
+        const notice = parsePermissionNotice(text);
+        if (notice) return this.permissionNotice(notice.permission, notice.pattern);
+        return this.warn("non_json_line", `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+      }
+      case "json-other":
+        this.facts.stream.other_lines++;
+        return this.warn("non_object_json", `opencode printed JSON that is not an event object: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+      case "event":
+        this.facts.stream.json_lines++;
+        if (line.sessionId) this.sessionSeen(line.sessionId);
+        return this.upstreamEvent(line.type, line.event);
+    }
+  }
+
+  private sessionSeen(id: string): void {
+    if (this.facts.sessionId !== null) return;
+    this.facts.sessionId = id;
+    const requested = this.options.resume;
+    if (requested && requested !== id) this.facts.sessionMismatch = { requested, reported: id };
+    this.emit({ type: "session.started", resumed: requested !== null && requested === id });
+  }
+
+  private upstreamEvent(type: string, event: Json): void {
+    const part = readObject(event, "part");
+    switch (type) {
+      case "step_start":
+        this.facts.events++;
+        this.stepOpen = true;
+        this.facts.steps++;
+        this.emit({ type: "step.started", step: this.facts.steps });
+        return;
+      case "step_finish":
+        this.facts.events++;
+        return this.stepFinish(part);
+      case "text": {
+        const text = readString(part, "text");
+        if (text === null) return this.malformed(type, "part.text");
+        this.facts.events++;
+        this.textPart(readString(part, "messageID"), text);
+        this.emit({ type: "message", text });
+        return;
+      }
+      case "reasoning": {
+        const text = readString(part, "text");
+        if (text === null) return this.malformed(type, "part.text");
+        this.facts.events++;
+        this.emit({ type: "reasoning", text });
+        return;
+      }
+      case "tool_use":
+        if (!part || readString(part, "tool") === null) return this.malformed(type, "part.tool");
+        this.facts.events++;
+        return this.toolUse(part);
+      case "error":
+        this.facts.events++;
+        return this.upstreamError(event);
+      case "done":
+        // Newer sources end the stream with a `done` event; its facts are already ours.
+        this.facts.events++;
+        return;
+      default:
+        return this.warn("unknown_event", `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`);
+    }
+  }
+
+  private malformed(type: string, field: string): void {
+    this.warn("malformed_event", `opencode ${type} event without a valid ${field}; ignored`);
+  }
+
+  private textPart(messageId: string | null, text: string): void {
+    // The final message is every text part of the last assistant message that had text.
+    if (messageId === null || messageId !== this.lastTextMessage) {
+      this.lastTextMessage = messageId;
+      this.lastTextParts = [];
+    }
+    this.lastTextParts.push(text);
+    this.facts.finalText = this.lastTextParts.join("\n");
+  }
+
+  private stepFinish(part: Json | null): void {
+    if (!this.stepOpen) {
+      // A step_finish with no step_start: count it anyway so steps and usage stay consistent.
+      this.facts.steps++;
+    }
+    this.stepOpen = false;
+    const tokens = readObject(part, "tokens");
+    const cache = readObject(tokens, "cache");
+    const usage: Usage = {
+      input: readCount(tokens, "input"),
+      output: readCount(tokens, "output"),
+      reasoning: readCount(tokens, "reasoning"),
+      cache_read: readCount(cache, "read"),
+      cache_write: readCount(cache, "write"),
+      total: readCount(tokens, "total"),
+    };
+    if (usage.total === 0) usage.total = usage.input + usage.output + usage.reasoning + usage.cache_read + usage.cache_write;
+    const cost = Math.max(readNumber(part, "cost") ?? 0, 0);
+    const total = this.facts.usage;
+    total.input += usage.input;
+    total.output += usage.output;
+    total.reasoning += usage.reasoning;
+    total.cache_read += usage.cache_read;
+    total.cache_write += usage.cache_write;
+    total.total += usage.total;
+    this.facts.costUsd += cost;
+    const reason = readString(part, "reason");
+    this.facts.lastStepReason = reason;
+    this.emit({ type: "step.finished", step: this.facts.steps, reason, usage, cost_usd: cost });
+  }
+
+  private toolUse(part: Json): void {
+    const tool = readString(part, "tool")!;
+    const state = readObject(part, "state");
+    const rawStatus = readString(state, "status");
+    if (rawStatus === "pending" || rawStatus === "running") return; // not finished yet; a later line reports it
+    const callId = readString(part, "callID") ?? readString(part, "callId");
+    const errorText = readString(state, "error");
+    const denied = rawStatus === "error" && errorText !== null && DENIAL_TEXT.some((re) => re.test(errorText));
+    const status = denied ? "denied" : rawStatus === "completed" ? "completed" : "error";
+    let output: string | null = null;
+    let truncated = false;
+    const rawOutput = state?.output;
+    if (rawOutput !== undefined && rawOutput !== null) {
+      const capped = capUtf8(typeof rawOutput === "string" ? rawOutput : JSON.stringify(rawOutput), this.options.maxOutputBytes);
+      output = capped.text;
+      truncated = capped.truncated;
+    }
+    const time = readObject(state, "time");
+    const start = readNumber(time, "start");
+    const end = readNumber(time, "end");
+    this.facts.tools.total++;
+    if (status === "error") this.facts.tools.failed++;
+    if (status === "denied") this.facts.tools.denied++;
+    this.emit({
+      type: "tool",
+      call_id: callId,
+      tool,
+      status,
+      input: state && "input" in state ? redactValue(state.input) : null,
+      output,
+      output_truncated: truncated,
+      error: errorText === null ? null : redact(errorText),
+      title: readString(state, "title"),
+      duration_ms: start !== null && end !== null && end >= start ? Math.round(end - start) : null,
+    });
+    if (status === "denied") this.deniedTool(tool, callId);
+    if (status === "completed") {
+      for (const change of fileChangesOf(this.options.workspace, tool, state?.input, readObject(state, "metadata"))) {
+        const seen = this.facts.filesChanged.find((c) => c.path === change.path);
+        if (seen) {
+          // added then edited is still added; anything then deleted is deleted.
+          if (change.change === "deleted") seen.change = "deleted";
+        } else this.facts.filesChanged.push(change);
+        this.emit({ type: "file.changed", ...change });
+      }
+    }
+  }
+
+  private deniedTool(tool: string, callId: string | null): void {
+    const notice = this.pendingNotices.shift();
+    if (notice) this.denial({ permission: notice.permission, pattern: notice.pattern, tool, call_id: callId });
+    else this.pendingDeniedTools.push({ tool, callId });
+  }
+
+  private permissionNotice(permission: string, pattern: string | null): void {
+    const tool = this.pendingDeniedTools.shift();
+    if (tool) this.denial({ permission, pattern, tool: tool.tool, call_id: tool.callId });
+    else this.pendingNotices.push({ permission, pattern });
+  }
+
+  private denial(d: PermissionDenial): void {
+    const clean = { ...d, pattern: d.pattern === null ? null : redact(d.pattern) };
+    this.facts.permissionDenials.push(clean);
+    this.emit({ type: "permission.denied", ...clean });
+  }
+
+  private upstreamError(event: Json): void {
+    // 1.x: {error: {name, data: {message, statusCode, isRetryable, ref}}}
+    // 2.x: {error: {type, message}} or {message}
+    const error = readObject(event, "error");
+    const data = readObject(error, "data");
+    const name = readString(error, "name") ?? readString(error, "type") ?? readString(event, "name") ?? "Error";
+    const statusCode = readNumber(data, "statusCode") ?? readNumber(error, "statusCode") ?? readNumber(error, "status");
+    const rawMessage =
+      readString(data, "message") ??
+      readString(error, "message") ??
+      readString(event, "message") ??
+      (typeof event.error === "string" ? event.error : null) ??
+      JSON.stringify(redactValue(event.error ?? event));
+    const upstream: UpstreamError = {
+      class: errorClassOf(name, statusCode),
+      name,
+      message: redact(rawMessage),
+      statusCode: statusCode === null ? null : Math.round(statusCode),
+      retryable: readBoolean(data, "isRetryable") ?? readBoolean(error, "retryable"),
+      ref: readString(data, "ref"),
+    };
+    if (name === "UnknownError" && upstream.ref !== null) {
+      const cause = this.refCauses.get(upstream.ref);
+      if (cause) this.resolveUnknown(upstream, cause);
+      else {
+        this.pendingUnknown.push(upstream);
+        return;
+      }
+    }
+    this.recordError(upstream);
+  }
+
+  private resolveUnknown(error: UpstreamError, cause: string): void {
+    // "ProviderModelNotFoundError: Model not found: fake/nope." -> name and message.
+    const m = /^([A-Za-z]+Error):\s*(.*)$/s.exec(cause.trim());
+    error.name = m ? m[1]! : error.name;
+    error.message = redact(m ? m[2]! : cause.trim());
+    error.class = errorClassOf(error.name, error.statusCode);
+  }
+
+  private recordError(error: UpstreamError): void {
+    this.facts.errors.push(error);
+    this.emit({
+      type: "error",
+      class: error.class,
+      name: error.name,
+      message: error.message,
+      status_code: error.statusCode,
+      retryable: error.retryable,
+    });
+  }
+
+  stderrLine(raw: string): void {
+    const line = parseStderrLine(raw);
+    switch (line.kind) {
+      case "blank":
+        return;
+      case "permission":
+        return this.permissionNotice(line.permission, line.pattern);
+      case "agent-fallback":
+        this.tail(line.text);
+        return this.warn("agent_fallback", line.text);
+      case "log": {
+        const { ref, error } = line.fields;
+        if (ref && error) {
+          this.refCauses.set(ref, error);
+          const waiting = this.pendingUnknown.findIndex((e) => e.ref === ref);
+          if (waiting !== -1) {
+            const [pending] = this.pendingUnknown.splice(waiting, 1);
+            this.resolveUnknown(pending!, error);
+            this.recordError(pending!);
+          }
+        }
+        return;
+      }
+      case "error":
+        this.facts.stderrErrors.push(redact(clip(line.message, STDERR_LINE_CHARS)));
+        if (isConfigStderr(line.message)) this.facts.stderrConfigError = true;
+        return this.tail(`Error: ${line.message}`);
+      case "other":
+        if (isConfigStderr(line.text)) this.facts.stderrConfigError = true;
+        return this.tail(line.text);
+    }
+  }
+
+  private tail(text: string): void {
+    this.facts.stderrTail.push(redact(clip(text, STDERR_LINE_CHARS)));
+    if (this.facts.stderrTail.length > STDERR_TAIL_LINES) this.facts.stderrTail.shift();
+  }
+
+  /** Both streams have ended: emit whatever was still waiting for a partner. */
+  finish(): void {
+    for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
+    for (const notice of this.pendingNotices.splice(0)) this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
+    for (const tool of this.pendingDeniedTools.splice(0)) this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });
+  }
+}

@@ -1,0 +1,215 @@
+// oc-exec event schema v1: the single source of truth. Types come from z.infer and
+// schemas/oc-exec-events.schema.json is generated from these definitions (scripts/generate-schema.ts).
+// Production code builds these values directly and does not validate them on the hot path; the
+// tests validate every line we write, with zod and independently with ajv.
+import { z } from "zod";
+import { OUTCOME_CLASSES } from "../outcome/exit-codes.js";
+
+import { SCHEMA_VERSION } from "./schema-version.js";
+
+export { SCHEMA_VERSION };
+
+const count = () => z.number().int().min(0);
+const nullableString = (what: string) => z.string().nullable().describe(what);
+
+export const OutcomeClassSchema = z.enum(OUTCOME_CLASSES).describe("How the turn ended; each class has one exit code.");
+
+export const UsageSchema = z
+  .object({
+    input: count().describe("Input (prompt) tokens."),
+    output: count().describe("Output tokens."),
+    reasoning: count().describe("Reasoning tokens."),
+    cache_read: count().describe("Tokens read from the provider's prompt cache."),
+    cache_write: count().describe("Tokens written to the provider's prompt cache."),
+    total: count().describe("Total tokens as the provider counts them."),
+  })
+  .strict()
+  .describe("Token usage.");
+
+const base = {
+  seq: count().describe("0, 1, 2, ... contiguous within one run."),
+  time: z.iso.datetime({ precision: 3 }).describe("When oc-exec wrote the event, ISO 8601 UTC with milliseconds."),
+  session_id: z.string().nullable().describe("The opencode session id, null until known."),
+};
+
+const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) =>
+  z.object({ type: z.literal(type), ...base, ...shape }).strict().describe(description);
+
+export const ChangeKindSchema = z.enum(["added", "modified", "deleted"]);
+export const FileChangeSchema = z.object({ path: z.string(), change: ChangeKindSchema }).strict();
+
+export const PermissionDenialSchema = z
+  .object({
+    permission: nullableString("The permission key, e.g. bash or external_directory."),
+    pattern: nullableString("What the permission was asked for, e.g. the command or path."),
+    tool: nullableString("The tool whose call was denied."),
+    call_id: nullableString("The denied tool call's id."),
+  })
+  .strict();
+
+export const ErrorDetailSchema = z
+  .object({
+    name: z.string().describe("opencode's error name (APIError, ContextOverflowError, ...) or oc-exec's own."),
+    message: z.string().describe("What went wrong, in words a person can act on. Secrets are redacted."),
+    status_code: z.number().int().nullable().describe("HTTP status of a provider API error, else null."),
+    retryable: z.boolean().nullable().describe("Whether the provider said a retry may succeed, else null."),
+    timeout: z
+      .object({ kind: z.enum(["turn", "startup", "idle"]), ms: count() })
+      .strict()
+      .optional()
+      .describe("Which timeout fired, for class timeout."),
+    budget: z
+      .object({ limit: z.enum(["steps", "tokens", "cost_usd"]), max: z.number(), used: z.number() })
+      .strict()
+      .optional()
+      .describe("Which budget was crossed, for class budget_exceeded."),
+  })
+  .strict();
+
+export const RunStartedSchema = event(
+  "run.started",
+  {
+    schema_version: z.literal(SCHEMA_VERSION),
+    oc_exec_version: z.string(),
+    opencode: z
+      .object({ path: z.string().nullable(), version: z.string().nullable() })
+      .strict()
+      .describe("The opencode binary that will run the turn; path null when none was found."),
+    cwd: z.string().describe("The absolute workspace directory."),
+    model: nullableString("The requested provider/model, or null for opencode's default."),
+    agent: nullableString("The requested agent, or null."),
+    resume: nullableString("The session id being resumed, or null."),
+  },
+  "Always the first line, written before opencode is spawned.",
+);
+
+export const SessionStartedSchema = event(
+  "session.started",
+  { resumed: z.boolean().describe("True when an existing session was resumed.") },
+  "The first opencode line carrying a session id arrived.",
+);
+
+export const StepStartedSchema = event("step.started", { step: count().min(1) }, "A model step began.");
+
+export const StepFinishedSchema = event(
+  "step.finished",
+  {
+    step: count().min(1),
+    reason: nullableString("Why the step ended: stop, tool-calls, length, ..."),
+    usage: UsageSchema,
+    cost_usd: z.number().min(0),
+  },
+  "A model step ended, with its own token usage and cost.",
+);
+
+export const MessageSchema = event("message", { text: z.string() }, "A complete assistant text part.");
+export const ReasoningSchema = event("reasoning", { text: z.string() }, "A reasoning part (opencode --thinking).");
+
+export const ToolSchema = event(
+  "tool",
+  {
+    call_id: nullableString("The tool call id."),
+    tool: z.string(),
+    status: z.enum(["completed", "error", "denied"]),
+    input: z.unknown().describe("The tool's input, as opencode reported it."),
+    output: nullableString("The tool's output, capped at --max-output-bytes."),
+    output_truncated: z.boolean(),
+    error: nullableString("The tool's error text."),
+    title: nullableString("opencode's short title for the call."),
+    duration_ms: count().nullable(),
+  },
+  "A tool call finished.",
+);
+
+export const PermissionDeniedSchema = event(
+  "permission.denied",
+  PermissionDenialSchema.shape,
+  "A tool call was refused because its permission was not granted.",
+);
+
+export const FileChangedSchema = event("file.changed", FileChangeSchema.shape, "A file-writing tool changed a file.");
+
+export const WarningSchema = event(
+  "warning",
+  {
+    code: z.string().describe("A stable, machine-readable code, e.g. non_json_line, unknown_event, stdin_timeout."),
+    message: z.string(),
+  },
+  "Something unexpected that did not end the turn.",
+);
+
+export const ErrorEventSchema = event(
+  "error",
+  {
+    class: OutcomeClassSchema,
+    name: z.string(),
+    message: z.string(),
+    status_code: z.number().int().nullable(),
+    retryable: z.boolean().nullable(),
+  },
+  "opencode reported an error (one event per opencode error line).",
+);
+
+export const ResultSchema = event(
+  "result",
+  {
+    ok: z.boolean(),
+    exit_code: z.number().int().describe("Equals oc-exec's exit status."),
+    class: OutcomeClassSchema,
+    error: ErrorDetailSchema.nullable(),
+    model: nullableString("provider/model as requested or as opencode reported it."),
+    text: nullableString("The final assistant message."),
+    usage: UsageSchema.describe("Summed over all steps."),
+    cost_usd: z.number().min(0),
+    duration_ms: count(),
+    steps: count(),
+    tools: z.object({ total: count(), failed: count(), denied: count() }).strict(),
+    files_changed: z.array(FileChangeSchema),
+    permission_denials: z.array(PermissionDenialSchema),
+    opencode: z
+      .object({
+        exit_code: z.number().int().nullable(),
+        signal: z.string().nullable(),
+      })
+      .strict()
+      .describe("How the opencode process ended; nulls when it never ran."),
+    stream: z
+      .object({
+        json_lines: count(),
+        other_lines: count(),
+        blank_lines: count(),
+        warnings: count(),
+      })
+      .strict()
+      .describe("What oc-exec read from opencode's stdout, so a consumer can check nothing went missing."),
+  },
+  "Exactly one, always the last line.",
+);
+
+export const EventSchema = z.discriminatedUnion("type", [
+  RunStartedSchema,
+  SessionStartedSchema,
+  StepStartedSchema,
+  StepFinishedSchema,
+  MessageSchema,
+  ReasoningSchema,
+  ToolSchema,
+  PermissionDeniedSchema,
+  FileChangedSchema,
+  WarningSchema,
+  ErrorEventSchema,
+  ResultSchema,
+]);
+
+export type Usage = z.infer<typeof UsageSchema>;
+export type FileChange = z.infer<typeof FileChangeSchema>;
+export type PermissionDenial = z.infer<typeof PermissionDenialSchema>;
+export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+export type OcEvent = z.infer<typeof EventSchema>;
+export type EventType = OcEvent["type"];
+export type EventOf<T extends EventType> = Extract<OcEvent, { type: T }>;
+export type ResultEvent = EventOf<"result">;
+
+type Stamp = "seq" | "time" | "session_id";
+/** An event before the emitter stamps seq, time and session_id on it. */
+export type EventDraft = OcEvent extends infer E ? (E extends OcEvent ? Omit<E, Stamp> : never) : never;

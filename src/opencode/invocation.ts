@@ -1,0 +1,60 @@
+// Builds the opencode invocation: an argv array (never a shell string), an explicit environment,
+// and the prompt for the child's stdin. Pure: tested without processes.
+export type InvocationInput = {
+  binary: string;
+  workspace: string;
+  prompt: string;
+  title: string | null;
+  model: string | null;
+  agent: string | null;
+  variant: string | null;
+  thinking: boolean;
+  session: string | null;
+  files: string[];
+  pure: boolean;
+  baseEnv: NodeJS.ProcessEnv;
+};
+
+export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string };
+
+/** Set on every run: a headless turn must not share, self-update or download language servers. */
+export const MANAGED_ENV: Readonly<Record<string, string>> = {
+  OPENCODE_AUTO_SHARE: "false",
+  OPENCODE_DISABLE_AUTOUPDATE: "true",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
+};
+
+const TITLE_CHARS = 60;
+
+/** A session title from the prompt's first line; passing one skips opencode's title model call. */
+export function titleFor(prompt: string): string {
+  const first = prompt.trim().split("\n", 1)[0]?.trim() ?? "";
+  const title = first.length > TITLE_CHARS ? `${first.slice(0, TITLE_CHARS - 1)}…` : first;
+  return title === "" ? "oc-exec turn" : title;
+}
+
+export function buildEnv(baseEnv: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
+  return { ...env, ...MANAGED_ENV };
+}
+
+export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "prompt"> & { prompt?: string }): string[] {
+  const args = ["run", "--format", "json", "--dir", input.workspace];
+  args.push("--title", input.title ?? titleFor(input.prompt ?? ""));
+  // Error-level logs on stderr carry the real cause behind an UnknownError's `ref`.
+  args.push("--print-logs", "--log-level", "ERROR");
+  if (input.model) args.push("--model", input.model);
+  if (input.agent) args.push("--agent", input.agent);
+  if (input.variant) args.push("--variant", input.variant);
+  if (input.thinking) args.push("--thinking");
+  if (input.session) args.push("--session", input.session);
+  if (input.pure) args.push("--pure");
+  for (const file of input.files) args.push("--file", file);
+  // No positional message: the prompt goes on stdin, byte for byte and with no size limit.
+  return args;
+}
+
+export function buildInvocation(input: InvocationInput): Invocation {
+  return { file: input.binary, args: buildArgs(input), env: buildEnv(input.baseEnv), input: input.prompt };
+}

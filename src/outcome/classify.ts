@@ -1,0 +1,147 @@
+// The one prioritized classification: every way a turn can end maps to exactly one class, checked
+// in the fixed order of CLASS_PRECEDENCE (exit-codes.ts). Pure: facts in, outcome out.
+import type { TurnFacts, UpstreamError } from "../events/normalize.js";
+import type { ErrorDetail } from "../events/schema.js";
+import { CLASS_PRECEDENCE, type OutcomeClass } from "./exit-codes.js";
+import { redact } from "./redact.js";
+
+export type TimeoutKind = "turn" | "startup" | "idle";
+export type BudgetLimit = "steps" | "tokens" | "cost_usd";
+
+/** Why oc-exec itself stopped the turn. */
+export type StopReason =
+  | { kind: "interrupted"; signal: string }
+  | { kind: "terminated"; signal: string }
+  | { kind: "timeout"; timeout: TimeoutKind; ms: number }
+  | { kind: "budget"; limit: BudgetLimit; max: number; used: number }
+  | { kind: "broken_pipe" };
+
+export type ProcessEnd = { exitCode: number | null; signal: string | null };
+
+export type TurnEnd = {
+  stop: StopReason | null;
+  /** A problem found before or while starting opencode: bad flags, workspace, binary. */
+  launchError: { name: string; message: string } | null;
+  internalError: { message: string } | null;
+  process: ProcessEnd | null;
+};
+
+export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
+
+const detail = (name: string, message: string, extra: Partial<ErrorDetail> = {}): ErrorDetail => ({
+  name,
+  message: redact(message),
+  status_code: null,
+  retryable: null,
+  ...extra,
+});
+
+const fromUpstream = (e: UpstreamError): ErrorDetail => detail(e.name, e.message, { status_code: e.statusCode, retryable: e.retryable });
+
+export function formatMs(ms: number): string {
+  if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+function describeExit(p: ProcessEnd | null): string {
+  if (!p) return "opencode did not run";
+  if (p.signal) return `opencode was killed by ${p.signal}`;
+  return `opencode exited with status ${p.exitCode}`;
+}
+
+function stderrSuffix(facts: TurnFacts): string {
+  const tail = facts.stderrTail.slice(-5).join("\n").trim();
+  return tail ? `; its stderr ended with:\n${tail}` : "; it printed nothing on stderr";
+}
+
+const TIMEOUT_WHAT: Record<TimeoutKind, string> = {
+  turn: "the turn timeout (--timeout)",
+  startup: "the start-up timeout (--startup-timeout): no JSON event from opencode",
+  idle: "the idle timeout (--idle-timeout): no output from opencode",
+};
+
+const BUDGET_WHAT: Record<BudgetLimit, string> = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" };
+
+/** Each check returns an outcome when its class applies; they run in precedence order. */
+type Check = (facts: TurnFacts, end: TurnEnd) => ErrorDetail | null | undefined;
+
+const CHECKS: Record<OutcomeClass, Check> = {
+  internal_error: (_f, end) =>
+    end.internalError ? detail("InternalError", `oc-exec failed: ${end.internalError.message}. This is a bug in oc-exec; please report it.`) : undefined,
+  interrupted: (_f, end) =>
+    end.stop?.kind === "interrupted" ? detail("Interrupted", `oc-exec received ${end.stop.signal} and stopped the turn`) : undefined,
+  terminated: (_f, end) =>
+    end.stop?.kind === "terminated" ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`) : undefined,
+  timeout: (_f, end) =>
+    end.stop?.kind === "timeout"
+      ? detail("TimeoutError", `${TIMEOUT_WHAT[end.stop.timeout]} of ${formatMs(end.stop.ms)} fired; oc-exec stopped the turn`, {
+          timeout: { kind: end.stop.timeout, ms: end.stop.ms },
+        })
+      : undefined,
+  budget_exceeded: (_f, end) => {
+    if (end.stop?.kind !== "budget") return undefined;
+    const { limit, max, used } = end.stop;
+    return detail("BudgetExceeded", `${BUDGET_WHAT[limit]} ${max} was crossed: the turn used ${used}; oc-exec stopped it`, {
+      budget: { limit, max, used },
+    });
+  },
+  config_error: (facts, end) => {
+    if (end.launchError) return detail(end.launchError.name, end.launchError.message);
+    const upstream = facts.errors.find((e) => e.class === "config_error");
+    if (upstream) return fromUpstream(upstream);
+    if (facts.sessionMismatch) {
+      const { requested, reported } = facts.sessionMismatch;
+      return detail("SessionMismatch", `asked to resume session ${requested}, but opencode ran session ${reported}`);
+    }
+    if (facts.stderrConfigError && facts.events === 0) {
+      const message = facts.stderrErrors.length > 0 ? facts.stderrErrors.join("\n") : facts.stderrTail.slice(-10).join("\n");
+      return detail("OpencodeConfigError", `opencode refused to start: ${message}`);
+    }
+    return undefined;
+  },
+  api_error: (facts) => {
+    const e = facts.errors.find((x) => x.class === "api_error");
+    return e ? fromUpstream(e) : undefined;
+  },
+  context_overflow: (facts) => {
+    const e = facts.errors.find((x) => x.class === "context_overflow");
+    return e ? fromUpstream(e) : undefined;
+  },
+  approval_denied: (facts) => {
+    const d = facts.permissionDenials[0];
+    if (!d) return undefined;
+    const what = d.permission ?? d.tool ?? "a tool";
+    const pattern = d.pattern ? ` (${d.pattern})` : "";
+    const more = facts.permissionDenials.length > 1 ? ` and ${facts.permissionDenials.length - 1} more` : "";
+    return detail(
+      "PermissionDenied",
+      `opencode auto-rejected permission ${what}${pattern}${more}: nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.`,
+    );
+  },
+  agent_error: (facts, end) => {
+    const e = facts.errors[0];
+    if (e) return fromUpstream(e);
+    if (facts.lastStepReason === "length")
+      return detail("OutputLengthError", "the model's answer was cut off: the last step finished with reason \"length\" (output token limit)");
+    const p = end.process;
+    if (p && (p.signal !== null || p.exitCode !== 0)) {
+      const when = facts.events === 0 ? " before printing any JSON event" : " with no error event";
+      return detail("OpencodeFailed", `${describeExit(p)}${when}${stderrSuffix(facts)}`);
+    }
+    if (facts.events === 0) {
+      const garbage = facts.stream.other_lines > 0 ? ` (only ${facts.stream.other_lines} non-JSON line(s))` : "";
+      return detail("NoOutput", `${describeExit(p)} but printed no JSON event${garbage}${stderrSuffix(facts)}`);
+    }
+    return undefined;
+  },
+  success: () => null,
+};
+
+export function classifyOutcome(facts: TurnFacts, end: TurnEnd): Outcome {
+  for (const cls of CLASS_PRECEDENCE) {
+    const error = CHECKS[cls](facts, end);
+    if (error !== undefined) return { class: cls, error };
+  }
+  return { class: "success", error: null };
+}

@@ -1,0 +1,34 @@
+// Error text passes through to the user; secrets never do. Applied to every message, error
+// payload and stderr tail that oc-exec writes.
+const PATTERNS: [RegExp, string][] = [
+  // Authorization headers and bearer tokens, whatever the quoting.
+  [/(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+/gi, "$1[REDACTED]"],
+  [/\bbearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]"],
+  // key=value style secrets: api_key, apiKey, x-api-key, token, secret, password.
+  [/((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',}]{4,}/gi, "$1[REDACTED]"],
+  // Well-known key shapes: OpenAI/Anthropic (sk-...), GitHub, Slack, AWS, Google.
+  [/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-[REDACTED]"],
+  [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}/g, "[REDACTED]"],
+  [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, "[REDACTED]"],
+  [/\bAKIA[0-9A-Z]{16}\b/g, "[REDACTED]"],
+  [/\bAIza[0-9A-Za-z_-]{30,}/g, "[REDACTED]"],
+];
+
+export function redact(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** Redacts every string inside a JSON-like value, and drops response headers entirely. */
+export function redactValue(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return redact(value);
+  if (depth > 20 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (/^(response|request)?_?headers$/i.test(key)) continue;
+    out[key] = redactValue(v, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,216 @@
+// Runs one turn from start to `result`: locate opencode, write run.started, read the prompt,
+// spawn, stream and normalize, stop on signals, timeouts and budgets, classify, write result.
+// Every path ends in exactly one result event, including bugs in this file.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { Emitter } from "../events/emitter.js";
+import { LineSplitter } from "../events/line-splitter.js";
+import { Normalizer } from "../events/normalize.js";
+import type { OcEvent, ResultEvent } from "../events/schema.js";
+import { SCHEMA_VERSION } from "../events/schema-version.js";
+import { buildInvocation } from "../opencode/invocation.js";
+import { locateOpencode, type LocateResult } from "../opencode/locate.js";
+import { startProcess } from "../opencode/process.js";
+import { detectVersion } from "../opencode/version.js";
+import { classifyOutcome, type StopReason, type TurnEnd } from "../outcome/classify.js";
+import { ConfigError } from "../outcome/errors.js";
+import { buildResult } from "../outcome/result.js";
+import { VERSION } from "../version.js";
+import { checkBudgets } from "./budget.js";
+import { DEFAULTS, type TurnOptions } from "./options.js";
+import { TurnControl } from "./control.js";
+import { TurnTimers } from "./timers.js";
+
+const STDERR_MAX_LINE = 1024 * 1024;
+
+function checkWorkspace(dir: string): string | null {
+  try {
+    return statSync(dir).isDirectory() ? null : `--dir ${dir} is not a directory`;
+  } catch {
+    return `--dir ${dir} does not exist`;
+  }
+}
+
+function checkFiles(files: string[], cwd: string): { resolved: string[]; error: string | null } {
+  const resolved = files.map((f) => resolve(cwd, f));
+  for (const file of resolved) {
+    try {
+      if (!statSync(file).isFile()) return { resolved, error: `--file ${file} is not a file` };
+    } catch {
+      return { resolved, error: `--file ${file} does not exist` };
+    }
+  }
+  return { resolved, error: null };
+}
+
+function launchProblem(options: TurnOptions, located: LocateResult, workspace: string): { name: string; message: string } | null {
+  if (options.launchError) return options.launchError;
+  const dirError = checkWorkspace(workspace);
+  if (dirError) return { name: "WorkspaceError", message: dirError };
+  if (!located.ok) return { name: "OpencodeNotFound", message: located.message };
+  return null;
+}
+
+export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) => void, control = new TurnControl()): Promise<ResultEvent> {
+  control.follow(options.signal);
+  const clock = options.clock ?? Date.now;
+  const startedAt = clock();
+  const env = options.env ?? process.env;
+  const workspace = resolve(options.dir ?? process.cwd());
+  let result: ResultEvent | null = null;
+  const normalizer: Normalizer = new Normalizer(
+    { workspace, resume: options.session ?? null, maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes, maxLineBytes: options.maxLineBytes ?? DEFAULTS.maxLineBytes },
+    (draft) => emitter.emit(draft),
+  );
+  const emitter = new Emitter(
+    (event) => {
+      if (event.type === "result") result = event;
+      sink(event);
+    },
+    () => normalizer.facts.sessionId,
+    clock,
+  );
+  const end: TurnEnd = { stop: null, launchError: null, internalError: null, process: null };
+  const stopFromSignal = () => {
+    end.stop ??= control.reason;
+  };
+
+  try {
+    const located = locateOpencode(options.opencode ?? env.OC_EXEC_OPENCODE ?? null, env.PATH);
+    const version = located.ok ? await detectVersion(located.binary, env) : null;
+    emitter.emit({
+      type: "run.started",
+      schema_version: SCHEMA_VERSION,
+      oc_exec_version: VERSION,
+      opencode: { path: located.ok ? located.binary.path : located.path, version },
+      cwd: workspace,
+      model: options.model ?? null,
+      agent: options.agent ?? null,
+      resume: options.session ?? null,
+    });
+    end.launchError = launchProblem(options, located, workspace);
+    const files = checkFiles(options.files ?? [], process.cwd());
+    if (!end.launchError && files.error) end.launchError = { name: "FileNotFound", message: files.error };
+
+    let prompt = "";
+    if (!end.launchError) {
+      try {
+        if (typeof options.prompt === "string") prompt = options.prompt;
+        else {
+          const read = await options.prompt();
+          prompt = read.text;
+          for (const w of read.warnings) normalizer.warning(w.code, w.message);
+        }
+        if (prompt.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        end.launchError = { name: error.name, message: error.message };
+      }
+    }
+    stopFromSignal();
+    if (!end.launchError && end.stop === null && located.ok) {
+      await runProcess(options, normalizer, end, control, {
+        binary: located.binary.path,
+        workspace,
+        prompt,
+        files: files.resolved,
+        env,
+      });
+    }
+  } catch (error) {
+    end.internalError = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+
+  try {
+    normalizer.finish();
+  } catch (error) {
+    end.internalError ??= { message: String(error) };
+  }
+  const outcome = classifyOutcome(normalizer.facts, end);
+  emitter.emit(buildResult(normalizer.facts, outcome, { durationMs: clock() - startedAt, model: options.model ?? null, process: end.process }));
+  return result!;
+}
+
+type Launch = { binary: string; workspace: string; prompt: string; files: string[]; env: NodeJS.ProcessEnv };
+
+async function runProcess(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, control: TurnControl, launch: Launch): Promise<void> {
+  const invocation = buildInvocation({
+    binary: launch.binary,
+    workspace: launch.workspace,
+    prompt: launch.prompt,
+    title: options.title ?? null,
+    model: options.model ?? null,
+    agent: options.agent ?? null,
+    variant: options.variant ?? null,
+    thinking: options.thinking ?? false,
+    session: options.session ?? null,
+    files: launch.files,
+    pure: options.pure ?? false,
+    baseEnv: launch.env,
+  });
+  const killAfterMs = options.killAfterMs ?? DEFAULTS.killAfterMs;
+  const budgets = { maxSteps: options.maxSteps ?? null, maxTokens: options.maxTokens ?? null, maxCostUsd: options.maxCostUsd ?? null };
+  const hasBudgets = budgets.maxSteps !== null || budgets.maxTokens !== null || budgets.maxCostUsd !== null;
+  const warned = new Set<"steps" | "tokens" | "cost_usd">();
+  let killTimer: NodeJS.Timeout | null = null;
+  let sawJson = false;
+
+  // The one abort path: signals, timeouts and budgets all come through here.
+  const stop = (reason: StopReason) => {
+    const repeated = end.stop !== null;
+    if (!repeated) end.stop = reason;
+    if (repeated && reason.kind === "interrupted") {
+      // A second Ctrl-C: no more grace.
+      running.killGroup("SIGKILL");
+      return;
+    }
+    if (repeated) return;
+    running.killGroup("SIGTERM");
+    killTimer = setTimeout(() => running.killGroup("SIGKILL"), killAfterMs);
+  };
+
+  const timers = new TurnTimers(
+    {
+      turnMs: options.timeoutMs ?? null,
+      startupMs: options.startupTimeoutMs === undefined ? DEFAULTS.startupTimeoutMs : options.startupTimeoutMs,
+      idleMs: options.idleTimeoutMs ?? null,
+    },
+    (kind, ms) => stop({ kind: "timeout", timeout: kind, ms }),
+  );
+
+  const stdout = new LineSplitter((line) => {
+    timers.activity();
+    normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
+    if (!sawJson && normalizer.facts.stream.json_lines > 0) {
+      sawJson = true;
+      timers.firstJson();
+    } else if (!sawJson) timers.signOfLife();
+    if (hasBudgets) {
+      const check = checkBudgets(normalizer.facts, budgets, warned);
+      for (const w of check.warnings) normalizer.warning(w.code, w.message);
+      if (check.exceeded) stop(check.exceeded);
+    }
+  }, options.maxLineBytes ?? DEFAULTS.maxLineBytes);
+  const stderr = new LineSplitter((line) => {
+    timers.activity();
+    if (!sawJson) timers.signOfLife();
+    normalizer.stderrLine(line.text);
+  }, STDERR_MAX_LINE);
+
+  const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
+  timers.start();
+  const unsubscribe = control.subscribe(stop);
+  if (control.reason) stop(control.reason);
+
+  try {
+    const ended = await running.done;
+    stdout.end();
+    stderr.end();
+    if (ended.spawnError) end.launchError = { name: "SpawnError", message: `could not start opencode at ${launch.binary}: ${ended.spawnError}` };
+    else end.process = { exitCode: ended.exitCode, signal: ended.signal };
+  } finally {
+    timers.clear();
+    if (killTimer) clearTimeout(killTimer);
+    unsubscribe();
+  }
+}

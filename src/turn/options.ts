@@ -1,0 +1,51 @@
+// What one turn needs. The CLI builds this from flags; library users build it directly.
+import type { StopReason } from "../outcome/classify.js";
+
+export type PromptSource = string | (() => Promise<{ text: string; warnings: { code: string; message: string }[] }>);
+
+export type TurnOptions = {
+  /** The prompt, or a function that reads it (called after run.started is written). */
+  prompt: PromptSource;
+  /** The workspace; default the current directory. Made absolute. */
+  dir?: string;
+  /** The opencode binary; default OC_EXEC_OPENCODE, then the bundled dependency, then PATH. */
+  opencode?: string | null;
+  model?: string | null;
+  agent?: string | null;
+  variant?: string | null;
+  thinking?: boolean;
+  session?: string | null;
+  title?: string | null;
+  files?: string[];
+  pure?: boolean;
+  /** The environment opencode inherits (before oc-exec's managed variables). Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Whole-turn, start-up (first JSON line) and idle (no output) limits in ms; 0 or null = off. */
+  timeoutMs?: number | null;
+  startupTimeoutMs?: number | null;
+  idleTimeoutMs?: number | null;
+  /** Grace period between SIGTERM and SIGKILL when stopping the process group. */
+  killAfterMs?: number;
+  maxOutputBytes?: number;
+  maxLineBytes?: number;
+  maxSteps?: number | null;
+  maxTokens?: number | null;
+  maxCostUsd?: number | null;
+  /** Abort the turn; the abort reason (a StopReason) says why. */
+  signal?: AbortSignal;
+  /** A problem the caller found before the turn could start (bad flags): reported as config_error. */
+  launchError?: { name: string; message: string } | null;
+  /** Injected clock, for tests. */
+  clock?: () => number;
+};
+
+export type ResolvedStop = StopReason;
+
+export const DEFAULTS = {
+  startupTimeoutMs: 60_000,
+  killAfterMs: 5_000,
+  maxOutputBytes: 64 * 1024,
+  // Lines above this are cut and reported (a 20 MB line must not grow memory without bound);
+  // real tool output lines of 10 MB still pass whole.
+  maxLineBytes: 16 * 1024 * 1024,
+} as const;

@@ -1,0 +1,49 @@
+// The programmatic API: runTurn(options) is an async iterable of typed events that always ends
+// with the result event. The CLI is built on it.
+import type { OcEvent } from "../events/schema.js";
+import type { StopReason } from "../outcome/classify.js";
+import { TurnControl } from "./control.js";
+import { executeTurn } from "./execute.js";
+import type { TurnOptions } from "./options.js";
+
+export type Turn = AsyncIterable<OcEvent> & {
+  /** Stop the turn: SIGTERM to opencode's process group, SIGKILL after the grace period. */
+  abort(reason?: StopReason): void;
+};
+
+export function runTurn(options: TurnOptions): Turn {
+  const control = new TurnControl();
+  const queue: OcEvent[] = [];
+  let wake: (() => void) | null = null;
+  let finished = false;
+  let failure: unknown = null;
+  let started = false;
+
+  const start = () => {
+    if (started) return;
+    started = true;
+    executeTurn(options, (event) => {
+      queue.push(event);
+      wake?.();
+    }, control)
+      .catch((error: unknown) => (failure = error))
+      .finally(() => {
+        finished = true;
+        wake?.();
+      });
+  };
+
+  return {
+    abort: (reason = { kind: "interrupted", signal: "abort" }) => control.abort(reason),
+    async *[Symbol.asyncIterator]() {
+      start();
+      for (;;) {
+        while (queue.length > 0) yield queue.shift()!;
+        if (finished) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
+      }
+      if (failure) throw failure;
+    },
+  };
+}

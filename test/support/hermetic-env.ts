@@ -1,0 +1,41 @@
+// A throwaway HOME/XDG tree and the environment that points opencode at the scripted model server,
+// so no test touches the user's own opencode config, sessions or credentials.
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export type HermeticHome = { root: string; workspace: string; env: Record<string, string>; cleanup(): void };
+
+export function providerConfig(baseURL: string): string {
+  return JSON.stringify({
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL, apiKey: "x" },
+        models: { "fake-model": { name: "Fake" } },
+      },
+    },
+    model: "fake/fake-model",
+  });
+}
+
+export function makeHermeticHome(baseURL: string): HermeticHome {
+  const root = mkdtempSync(join(tmpdir(), "oc-exec-test-"));
+  const workspace = join(root, "workspace");
+  mkdirSync(workspace);
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: root,
+    XDG_CONFIG_HOME: join(root, "config"),
+    XDG_DATA_HOME: join(root, "data"),
+    XDG_CACHE_HOME: join(root, "cache"),
+    XDG_STATE_HOME: join(root, "state"),
+    TMPDIR: process.env.TMPDIR ?? tmpdir(),
+    OPENCODE_DISABLE_MODELS_FETCH: "true",
+    OPENCODE_DISABLE_AUTOUPDATE: "true",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
+    OPENCODE_AUTO_SHARE: "false",
+    OPENCODE_CONFIG_CONTENT: providerConfig(baseURL),
+  };
+  return { root, workspace, env, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}

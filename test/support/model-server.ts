@@ -1,0 +1,184 @@
+// A scripted OpenAI-compatible model server for the tests, the demo, the soak and the benchmarks.
+// It listens on loopback only. Which script it plays is chosen by a `scenario:NAME` token in the
+// first user message, so one server can serve every test in a file, in parallel.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string };
+export type ChatRequest = { model?: string; messages: ChatMessage[]; stream?: boolean; tools?: { function?: { name?: string } }[] };
+
+export type RecordedRequest = { scenario: string; body: ChatRequest; userText: string };
+
+type ToolCall = { name: string; args: Record<string, unknown> };
+/** What the server does for one request. */
+export type Reply =
+  | { kind: "text"; text: string; finish?: "stop" | "length"; delayMs?: number; usage?: Usage }
+  | { kind: "tool"; calls: ToolCall[]; text?: string; usage?: Usage }
+  | { kind: "http"; status: number; body: unknown; headers?: Record<string, string> }
+  | { kind: "hang" };
+
+type Usage = { prompt_tokens: number; completion_tokens: number };
+
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+  }
+  return "";
+}
+
+export function firstUserText(body: ChatRequest): string {
+  const user = body.messages.find((m) => m.role === "user");
+  return user ? messageText(user.content) : "";
+}
+
+export function scenarioOf(body: ChatRequest): string {
+  const match = /scenario:([a-z0-9-]+)/.exec(firstUserText(body));
+  return match ? match[1]! : "plain";
+}
+
+/** Tool results the model has seen so far in this turn. */
+function toolResults(body: ChatRequest): ChatMessage[] {
+  return body.messages.filter((m) => m.role === "tool");
+}
+
+/** The scripts. Each looks at the conversation so far and answers the next request. */
+export function scriptedReply(body: ChatRequest): Reply {
+  const scenario = scenarioOf(body);
+  const results = toolResults(body);
+  const done = results.length > 0;
+  const text = firstUserText(body);
+  switch (scenario) {
+    case "plain":
+      return { kind: "text", text: "Hello from the scripted model.", usage: { prompt_tokens: 120, completion_tokens: 8 } };
+    case "echo-length":
+      // Proves the whole prompt arrived: answers with its length in characters and its last 20 chars.
+      return { kind: "text", text: `received ${text.length} chars ending ${JSON.stringify(text.slice(-20))}` };
+    case "echo":
+      return { kind: "text", text: `you said: ${text}` };
+    case "tool":
+      return done
+        ? { kind: "text", text: "The command printed hi.", usage: { prompt_tokens: 200, completion_tokens: 6 } }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo hi", description: "Print hi" } }], usage: { prompt_tokens: 150, completion_tokens: 20 } };
+    case "write":
+      return done
+        ? { kind: "text", text: "Wrote notes.txt." }
+        : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
+    case "read-outside":
+      return done
+        ? { kind: "text", text: "Could not read it." }
+        : { kind: "tool", calls: [{ name: "read", args: { filePath: "/etc/hostname" } }] };
+    case "sleep-tool":
+      return done
+        ? { kind: "text", text: "Slept." }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: "sleep 300", description: "Sleep a long time", timeout: 600000 } }] };
+    case "loop-tools":
+      // An agent that never stops calling tools: what budgets exist for.
+      return { kind: "tool", calls: [{ name: "bash", args: { command: `echo step ${results.length}`, description: "Loop" } }], usage: { prompt_tokens: 1000, completion_tokens: 50 } };
+    case "length":
+      return { kind: "text", text: "This answer was cut", finish: "length" };
+    case "http-401":
+      return { kind: "http", status: 401, body: { error: { message: "Incorrect API key provided: sk-test-abcdefghijklmnopqrstuvwxyz123456", type: "invalid_request_error", code: "invalid_api_key" } } };
+    case "http-429":
+      return { kind: "http", status: 429, headers: { "retry-after": "1" }, body: { error: { message: "Rate limit reached", type: "rate_limit_error" } } };
+    case "context-overflow":
+      return { kind: "http", status: 400, body: { error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } } };
+    case "slow":
+      return { kind: "text", text: "Finally.", delayMs: 30_000 };
+    case "hang":
+      return { kind: "hang" };
+    default:
+      return { kind: "text", text: `unknown scenario ${scenario}` };
+  }
+}
+
+function chunk(id: string, delta: unknown, finish: string | null, usage?: Usage) {
+  const body: Record<string, unknown> = {
+    id,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: "fake-model",
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
+  if (usage) body.usage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString("utf8");
+}
+
+export type ModelServer = { url: string; port: number; requests: RecordedRequest[]; close(): Promise<void> };
+
+export async function startModelServer(script: (body: ChatRequest) => Reply = scriptedReply): Promise<ModelServer> {
+  const requests: RecordedRequest[] = [];
+  const hanging = new Set<ServerResponse>();
+  let seq = 0;
+  const server = createServer(async (req, res) => {
+    if (req.method === "GET" && req.url?.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model", owned_by: "oc-exec-tests" }] }));
+      return;
+    }
+    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = JSON.parse(await readBody(req)) as ChatRequest;
+    requests.push({ scenario: scenarioOf(body), body, userText: firstUserText(body) });
+    const reply = script(body);
+    const id = `chatcmpl-${++seq}`;
+    if (reply.kind === "http") {
+      res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+      res.end(JSON.stringify(reply.body));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    if (reply.kind === "hang") {
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      return;
+    }
+    if (reply.kind === "text") {
+      if (reply.delayMs) {
+        hanging.add(res);
+        await new Promise((r) => setTimeout(r, reply.delayMs));
+        hanging.delete(res);
+        if (res.destroyed) return;
+      }
+      res.write(chunk(id, { role: "assistant", content: "" }, null));
+      // Split the text in two deltas, as real providers stream.
+      const mid = Math.floor(reply.text.length / 2);
+      res.write(chunk(id, { content: reply.text.slice(0, mid) }, null));
+      res.write(chunk(id, { content: reply.text.slice(mid) }, null));
+      res.write(chunk(id, {}, reply.finish ?? "stop"));
+      res.write(chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]'));
+      res.end("data: [DONE]\n\n");
+      return;
+    }
+    res.write(chunk(id, { role: "assistant", content: reply.text ?? null }, null));
+    reply.calls.forEach((call, index) => {
+      res.write(
+        chunk(id, { tool_calls: [{ index, id: `call_${seq}_${index}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, null),
+      );
+    });
+    res.write(chunk(id, {}, "tool_calls"));
+    res.write(chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]'));
+    res.end("data: [DONE]\n\n");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
