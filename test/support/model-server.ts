@@ -159,9 +159,11 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
       return;
     }
     res.write(chunk(id, { role: "assistant", content: reply.text ?? null }, null));
+    // Call ids depend only on the conversation, so they are the same whatever ran before.
+    const turn = body.messages.filter((m) => m.role === "assistant").length + 1;
     reply.calls.forEach((call, index) => {
       res.write(
-        chunk(id, { tool_calls: [{ index, id: `call_${seq}_${index}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, null),
+        chunk(id, { tool_calls: [{ index, id: `call_${turn}_${index}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, null),
       );
     });
     res.write(chunk(id, {}, "tool_calls"));

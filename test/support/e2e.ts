@@ -1,0 +1,40 @@
+// One scripted model server and one throwaway HOME per test file, torn down afterwards.
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { makeHermeticHome, type HermeticHome } from "./hermetic-env.js";
+import { startModelServer, type ModelServer } from "./model-server.js";
+import { runCli, runCliRaw, type CliOptions } from "./run-cli.js";
+
+export type E2E = {
+  server: ModelServer;
+  home: HermeticHome;
+  /** A fresh empty workspace directory inside the throwaway HOME. */
+  workspace(): string;
+  run(args: string[], options?: Partial<CliOptions> & { extraEnv?: Record<string, string> }): ReturnType<typeof runCli>;
+  runRaw(args: string[], options?: Partial<CliOptions> & { extraEnv?: Record<string, string> }): ReturnType<typeof runCliRaw>;
+  /** The requests the model server got whose first user message contains `marker`. */
+  requestsFor(marker: string): ModelServer["requests"];
+};
+
+export function useE2E(): E2E {
+  const ctx = {} as E2E;
+  beforeAll(async () => {
+    ctx.server = await startModelServer();
+    ctx.home = makeHermeticHome(ctx.server.url);
+  });
+  afterAll(async () => {
+    await ctx.server?.close();
+    ctx.home?.cleanup();
+  });
+  const opts = (options: Partial<CliOptions> & { extraEnv?: Record<string, string> } = {}): CliOptions => ({
+    ...options,
+    env: { ...ctx.home.env, ...options.extraEnv, ...options.env },
+    cwd: options.cwd ?? ctx.home.workspace,
+  });
+  ctx.workspace = () => mkdtempSync(join(ctx.home.root, "ws-"));
+  ctx.run = (args, options) => runCli(args, opts(options));
+  ctx.runRaw = (args, options) => runCliRaw(args, opts(options));
+  ctx.requestsFor = (marker) => ctx.server.requests.filter((r) => r.userText.includes(marker));
+  return ctx;
+}

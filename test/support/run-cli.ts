@@ -1,0 +1,73 @@
+// Runs the built oc-exec CLI as a user would, and checks every stdout line against the schema.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { OcEvent, ResultEvent } from "../../src/events/schema.js";
+import { checkStream } from "./schema-check.js";
+
+export const BIN = fileURLToPath(new URL("../../bin/oc-exec.js", import.meta.url));
+
+export type CliRun = {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  events: OcEvent[];
+  result: ResultEvent;
+  types: string[];
+};
+
+export type CliOptions = {
+  env: Record<string, string>;
+  cwd?: string;
+  /** A string to pipe in and close; "never" keeps stdin open and silent; default: closed at once. */
+  stdin?: string | "never";
+  /** Called once the process is up, e.g. to send it a signal. */
+  onSpawn?: (child: import("node:child_process").ChildProcess) => void;
+  /** Called with each stdout chunk. */
+  onStdout?: (text: string, child: import("node:child_process").ChildProcess) => void;
+  validate?: boolean;
+};
+
+export function runCliRaw(args: string[], options: CliOptions): Promise<Omit<CliRun, "events" | "result" | "types">> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (d: string) => {
+      stdout += d;
+      options.onStdout?.(d, child);
+    });
+    child.stderr.on("data", (d: string) => (stderr += d));
+    child.stdin.on("error", () => {});
+    if (options.stdin === "never") {
+      // Keep the pipe open and silent, like `sleep 60 | oc-exec ...`.
+    } else if (options.stdin !== undefined) child.stdin.end(options.stdin);
+    else child.stdin.end();
+    options.onSpawn?.(child);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      child.stdin.destroy();
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+export async function runCli(args: string[], options: CliOptions): Promise<CliRun> {
+  const raw = await runCliRaw(args, options);
+  const events = options.validate === false ? parseLines(raw.stdout) : checkStream(raw.stdout);
+  const result = events[events.length - 1] as ResultEvent;
+  return { ...raw, events, result, types: events.map((e) => e.type) };
+}
+
+export function parseLines(stdout: string): OcEvent[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as OcEvent);
+}
+
+export function eventsOf<T extends OcEvent["type"]>(run: { events: OcEvent[] }, type: T): Extract<OcEvent, { type: T }>[] {
+  return run.events.filter((e): e is Extract<OcEvent, { type: T }> => e.type === type);
+}

@@ -1,0 +1,27 @@
+// Every line an end-to-end test sees is checked twice: with an independent JSON Schema validator
+// (ajv, against the published schemas/ file) and with the contract checker (zod, seq, result).
+import { readFileSync } from "node:fs";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { validateStream } from "../../src/events/validate-stream.js";
+import type { OcEvent } from "../../src/events/schema.js";
+
+const schema = JSON.parse(readFileSync(new URL("../../schemas/oc-exec-events.schema.json", import.meta.url), "utf8")) as object;
+// ajv's CJS default export under NodeNext.
+const AjvCtor = (Ajv2020 as unknown as { default?: typeof Ajv2020 }).default ?? Ajv2020;
+const ajv = new AjvCtor({ allErrors: true, strict: false });
+(((addFormats as unknown as { default?: typeof addFormats }).default ?? addFormats) as (a: unknown) => void)(ajv);
+const validate = ajv.compile(schema);
+
+export function checkStream(stdout: string): OcEvent[] {
+  const lines = stdout.split("\n");
+  if (lines[lines.length - 1] !== "") throw new Error(`stdout does not end with a newline: ${JSON.stringify(stdout.slice(-200))}`);
+  for (const [i, line] of lines.slice(0, -1).entries()) {
+    if (!validate(JSON.parse(line))) {
+      throw new Error(`line ${i + 1} fails the published JSON Schema (ajv): ${ajv.errorsText(validate.errors)}\n${line}`);
+    }
+  }
+  const { events, problems } = validateStream(lines);
+  if (problems.length > 0) throw new Error(`stream contract broken:\n${problems.map((p) => `line ${p.line}: ${p.message}`).join("\n")}\n${stdout}`);
+  return events;
+}
