@@ -77,10 +77,18 @@ async function runCli(io: CliIo, settings: CliSettings | null, args: string[], l
   for (const s of signals) process.on(s, onSignal);
   let exitCode: number = EXIT_CODES.internal_error;
   try {
+    let progress = true;
     for await (const event of turn) {
       stdout.write(event);
-      reporter.event(event);
       if (event.type === "result") exitCode = event.exit_code;
+      if (!progress) continue;
+      try {
+        reporter.event(event);
+      } catch (error) {
+        // Progress is a courtesy; a failure in it must not cost the turn or its result line.
+        progress = false;
+        io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
+      }
     }
   } finally {
     reporter.stop();

@@ -31,7 +31,7 @@ export type TurnFacts = {
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
   errors: UpstreamError[];
-  /** opencode's own stderr complaints ("Error: Session not found", config errors). */
+  /** opencode's own stderr complaint: from its first "Error: ..." line on, with the lines that explain it. */
   stderrErrors: string[];
   stderrConfigError: boolean;
   stderrTail: string[];
@@ -351,6 +351,11 @@ export class Normalizer {
     error.name = m ? m[1]! : error.name;
     error.message = redact(m ? m[2]! : cause.trim());
     error.class = errorClassOf(error.name, error.statusCode);
+    if (error.name === "ProviderModelNotFoundError") {
+      // opencode lists a provider's models only when it has credentials, so a missing API key
+      // also surfaces as "Model not found".
+      error.message += " (opencode offers a provider's models only when its credentials are set: an API key in the environment, or `opencode auth login`)";
+    }
   }
 
   private recordError(error: UpstreamError): void {
@@ -389,17 +394,19 @@ export class Normalizer {
         return;
       }
       case "error":
-        this.facts.stderrErrors.push(redact(clip(line.message, STDERR_LINE_CHARS)));
         if (isConfigStderr(line.message)) this.facts.stderrConfigError = true;
-        return this.tail(`Error: ${line.message}`);
+        return this.tail(`Error: ${line.message}`, true);
       case "other":
         if (isConfigStderr(line.text)) this.facts.stderrConfigError = true;
         return this.tail(line.text);
     }
   }
 
-  private tail(text: string): void {
-    this.facts.stderrTail.push(redact(clip(text, STDERR_LINE_CHARS)));
+  private tail(text: string, startsError = false): void {
+    const clean = redact(clip(text, STDERR_LINE_CHARS));
+    const errors = this.facts.stderrErrors;
+    if ((startsError || errors.length > 0) && errors.length < STDERR_TAIL_LINES) errors.push(clean);
+    this.facts.stderrTail.push(clean);
     if (this.facts.stderrTail.length > STDERR_TAIL_LINES) this.facts.stderrTail.shift();
   }
 

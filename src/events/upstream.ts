@@ -12,7 +12,8 @@ export type UpstreamLine =
 export function parseUpstreamLine(text: string): UpstreamLine {
   const trimmed = text.trim();
   if (trimmed === "") return { kind: "blank" };
-  if (trimmed[0] !== "{") return { kind: "text", text };
+  // Only text that could be JSON pays for a parse attempt.
+  if (!/^[{["\-0-9tfn]/.test(trimmed)) return { kind: "text", text };
   let value: unknown;
   try {
     value = JSON.parse(trimmed);

@@ -1,5 +1,7 @@
 // Builds the opencode invocation: an argv array (never a shell string), an explicit environment,
 // and the prompt for the child's stdin. Pure: tested without processes.
+import { ALL_FEATURES, type Features } from "./features.js";
+
 export type InvocationInput = {
   binary: string;
   workspace: string;
@@ -13,9 +15,20 @@ export type InvocationInput = {
   files: string[];
   pure: boolean;
   baseEnv: NodeJS.ProcessEnv;
+  /** What the installed opencode accepts; default: everything the pinned release has. */
+  features?: Features;
 };
 
-export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string };
+export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string; cwd: string };
+
+/** A flag the user asked for that this opencode release does not have. */
+export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure">, features: Features): string[] {
+  const missing: string[] = [];
+  if (input.variant && !features.variant) missing.push("--variant");
+  if (input.thinking && !features.thinking) missing.push("--thinking");
+  if (input.pure && !features.pure) missing.push("--pure");
+  return missing;
+}
 
 /** Set on every run: a headless turn must not share, self-update or download language servers. */
 export const MANAGED_ENV: Readonly<Record<string, string>> = {
@@ -40,10 +53,13 @@ export function buildEnv(baseEnv: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "prompt"> & { prompt?: string }): string[] {
-  const args = ["run", "--format", "json", "--dir", input.workspace];
-  args.push("--title", input.title ?? titleFor(input.prompt ?? ""));
+  const features = input.features ?? ALL_FEATURES;
+  const args = ["run", "--format", "json"];
+  // Releases without --dir take the workspace from the working directory, which we always set.
+  if (features.dir) args.push("--dir", input.workspace);
+  if (features.title) args.push("--title", input.title ?? titleFor(input.prompt ?? ""));
   // Error-level logs on stderr carry the real cause behind an UnknownError's `ref`.
-  args.push("--print-logs", "--log-level", "ERROR");
+  if (features.printLogs) args.push("--print-logs", "--log-level", "ERROR");
   if (input.model) args.push("--model", input.model);
   if (input.agent) args.push("--agent", input.agent);
   if (input.variant) args.push("--variant", input.variant);
@@ -56,5 +72,5 @@ export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "p
 }
 
 export function buildInvocation(input: InvocationInput): Invocation {
-  return { file: input.binary, args: buildArgs(input), env: buildEnv(input.baseEnv), input: input.prompt };
+  return { file: input.binary, args: buildArgs(input), env: buildEnv(input.baseEnv), input: input.prompt, cwd: input.workspace };
 }

@@ -4,12 +4,14 @@
 import { execa } from "execa";
 import type { ProcessEnd } from "../outcome/classify.js";
 import type { Invocation } from "./invocation.js";
+import { descendantsOf, signalProcess } from "./process-tree.js";
 
 export type RunningProcess = {
   pid: number | undefined;
   /** Resolves when the process has exited and its output streams have closed (or were cut off). */
   done: Promise<ProcessEnd & { spawnError: string | null }>;
-  killGroup(signal: NodeJS.Signals): void;
+  /** Signals opencode's group and every process below it, including those in sessions of their own. */
+  killTree(signal: NodeJS.Signals): void;
   pauseStdout(): void;
   resumeStdout(): void;
 };
@@ -32,6 +34,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   const child = execa(invocation.file, invocation.args, {
     env: invocation.env,
     extendEnv: false,
+    cwd: invocation.cwd,
     input: invocation.input,
     buffer: false,
     reject: false,
@@ -41,13 +44,22 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     windowsHide: true,
   });
   const pid = child.pid;
+  // Everything ever seen below opencode; after it exits its orphans can no longer be found by
+  // walking the tree, so the final SIGKILL goes to this list too.
+  let exit: ProcessEnd | null = null;
+  const seen = new Set<number>();
+  const killTree = (signal: NodeJS.Signals) => {
+    if (pid === undefined) return;
+    if (exit === null) for (const p of descendantsOf(pid)) seen.add(p);
+    killGroup(pid, signal);
+    for (const p of seen) signalProcess(p, signal);
+  };
   child.stdout?.on("data", handlers.stdout);
   child.stderr?.on("data", handlers.stderr);
   // A prompt larger than the pipe buffer is still being written when opencode may exit.
   child.stdin?.on("error", () => {});
 
   const done = new Promise<ProcessEnd & { spawnError: string | null }>((resolve) => {
-    let exit: ProcessEnd | null = null;
     const streamsClosed = Promise.all(
       [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((r) => (s.closed ? r() : s.once("close", () => r()))) : Promise.resolve())),
     );
@@ -55,7 +67,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
       exit = { exitCode: code, signal };
       // Reap whatever the turn left running (a backgrounded tool process), then give the pipes a
       // moment to drain; a grandchild that still holds them open must not hang us.
-      killGroup(pid, "SIGKILL");
+      killTree("SIGKILL");
       const cut = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -77,7 +89,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   return {
     pid,
     done,
-    killGroup: (signal) => killGroup(pid, signal),
+    killTree,
     pauseStdout: () => child.stdout?.pause(),
     resumeStdout: () => child.stdout?.resume(),
   };

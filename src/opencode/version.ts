@@ -1,13 +1,16 @@
-// The opencode version, detected once per binary. `opencode --version` costs over a second (a
-// 185 MB binary starting up), so the answer is cached per path, size and mtime; the bundled
-// dependency's version is read from its package.json for free.
+// The opencode version and feature set, detected once per binary. `opencode --version` costs
+// over a second (a large binary starting up), so answers are cached per path, size and mtime;
+// the bundled dependency's version is read from its package.json for free.
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { ALL_FEATURES, knownFeatures, parseRunHelp, type Features } from "./features.js";
 import type { Located } from "./locate.js";
 
-type Cache = Record<string, { size: number; mtimeMs: number; version: string }>;
+export type Detected = { version: string | null; features: Features; tested: boolean };
+type CacheEntry = { size: number; mtimeMs: number; version: string | null; features: Features };
+type Cache = Record<string, CacheEntry>;
 
 export function versionCacheFile(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
@@ -22,42 +25,61 @@ function readCache(file: string): Cache {
   }
 }
 
+function writeCache(file: string, cache: Cache): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(cache));
+    renameSync(tmp, file);
+  } catch {
+    // A read-only cache only costs the next run another detection.
+  }
+}
+
 export function parseVersionOutput(text: string): string | null {
   const m = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(text);
   return m ? m[1]! : null;
 }
 
-function runVersion(path: string, timeoutMs: number): Promise<string | null> {
+function run(path: string, args: string[], timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile(path, ["--version"], { timeout: timeoutMs, encoding: "utf8" }, (error, stdout) => {
-      resolve(error ? null : parseVersionOutput(stdout));
+    execFile(path, args, { timeout: timeoutMs, encoding: "utf8", maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve(error && !stdout && !stderr ? null : `${stdout}\n${stderr}`);
     });
   });
 }
 
-export async function detectVersion(binary: Located, env: NodeJS.ProcessEnv, timeoutMs = 10_000): Promise<string | null> {
-  if (binary.packageVersion) return binary.packageVersion;
+export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<Detected> {
+  const fromPackage = binary.packageVersion;
+  const known = knownFeatures(fromPackage);
+  if (fromPackage && known) return { version: fromPackage, features: known, tested: true };
   let stat;
   try {
     stat = statSync(binary.path);
   } catch {
-    return null;
+    return { version: fromPackage, features: ALL_FEATURES, tested: false };
   }
   const file = versionCacheFile(env);
   const cache = readCache(file);
   const hit = cache[binary.path];
-  if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.version;
-  const version = await runVersion(binary.path, timeoutMs);
-  if (version) {
-    try {
-      cache[binary.path] = { size: stat.size, mtimeMs: stat.mtimeMs, version };
-      mkdirSync(join(file, ".."), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(cache));
-      renameSync(tmp, file);
-    } catch {
-      // A read-only cache only costs the next run another --version call.
-    }
+  if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) {
+    return { version: hit.version, features: hit.features, tested: knownFeatures(hit.version) !== null };
   }
-  return version;
+  const version = fromPackage ?? parseVersionOutput((await run(binary.path, ["--version"], timeoutMs)) ?? "");
+  let features = knownFeatures(version);
+  const tested = features !== null;
+  if (!features) {
+    const help = await run(binary.path, ["run", "--help"], timeoutMs);
+    features = help ? parseRunHelp(help) : ALL_FEATURES;
+  }
+  if (version) {
+    cache[binary.path] = { size: stat.size, mtimeMs: stat.mtimeMs, version, features };
+    writeCache(file, cache);
+  }
+  return { version, features, tested };
+}
+
+/** Just the version, for `oc-exec --version`. */
+export async function detectVersion(binary: Located, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return (await detectOpencode(binary, env)).version;
 }

@@ -14,7 +14,9 @@ export type StopReason =
   | { kind: "terminated"; signal: string }
   | { kind: "timeout"; timeout: TimeoutKind; ms: number }
   | { kind: "budget"; limit: BudgetLimit; max: number; used: number }
-  | { kind: "broken_pipe" };
+  | { kind: "broken_pipe" }
+  /** oc-exec hit a bug while the turn ran; TurnEnd.internalError says which. */
+  | { kind: "internal" };
 
 export type ProcessEnd = { exitCode: number | null; signal: string | null };
 
@@ -95,7 +97,9 @@ const CHECKS: Record<OutcomeClass, Check> = {
       return detail("SessionMismatch", `asked to resume session ${requested}, but opencode ran session ${reported}`);
     }
     if (facts.stderrConfigError && facts.events === 0) {
-      const message = facts.stderrErrors.length > 0 ? facts.stderrErrors.join("\n") : facts.stderrTail.slice(-10).join("\n");
+      // opencode explains over several lines ("Error: Configuration is invalid ...", "↳ Expected ...").
+      const lines = facts.stderrErrors.length > 0 ? facts.stderrErrors : facts.stderrTail.slice(-10);
+      const message = lines.join("\n").replace(/^Error:\s*/, "");
       return detail("OpencodeConfigError", `opencode refused to start: ${message}`);
     }
     return undefined;

@@ -11,7 +11,9 @@ import { SCHEMA_VERSION } from "../events/schema-version.js";
 import { buildInvocation } from "../opencode/invocation.js";
 import { locateOpencode, type LocateResult } from "../opencode/locate.js";
 import { startProcess } from "../opencode/process.js";
-import { detectVersion } from "../opencode/version.js";
+import { TESTED_RANGE } from "../opencode/features.js";
+import { unsupportedFlags } from "../opencode/invocation.js";
+import { detectOpencode, type Detected } from "../opencode/version.js";
 import { classifyOutcome, type StopReason, type TurnEnd } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
 import { buildResult } from "../outcome/result.js";
@@ -77,7 +79,8 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
 
   try {
     const located = locateOpencode(options.opencode ?? env.OC_EXEC_OPENCODE ?? null, env.PATH);
-    const version = located.ok ? await detectVersion(located.binary, env) : null;
+    const detected = located.ok ? await detectOpencode(located.binary, env) : null;
+    const version = detected?.version ?? null;
     emitter.emit({
       type: "run.started",
       schema_version: SCHEMA_VERSION,
@@ -89,6 +92,13 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
       resume: options.session ?? null,
     });
     end.launchError = launchProblem(options, located, workspace);
+    if (detected && !detected.tested) {
+      normalizer.warning("untested_opencode", `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`);
+    }
+    const missing = detected ? unsupportedFlags({ variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false }, detected.features) : [];
+    if (!end.launchError && missing.length > 0) {
+      end.launchError = { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` };
+    }
     const files = checkFiles(options.files ?? [], process.cwd());
     if (!end.launchError && files.error) end.launchError = { name: "FileNotFound", message: files.error };
 
@@ -111,6 +121,7 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     if (!end.launchError && end.stop === null && located.ok) {
       await runProcess(options, normalizer, end, control, {
         binary: located.binary.path,
+        detected: detected!,
         workspace,
         prompt,
         files: files.resolved,
@@ -131,7 +142,7 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
   return result!;
 }
 
-type Launch = { binary: string; workspace: string; prompt: string; files: string[]; env: NodeJS.ProcessEnv };
+type Launch = { binary: string; detected: Detected; workspace: string; prompt: string; files: string[]; env: NodeJS.ProcessEnv };
 
 async function runProcess(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, control: TurnControl, launch: Launch): Promise<void> {
   const invocation = buildInvocation({
@@ -147,6 +158,7 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     files: launch.files,
     pure: options.pure ?? false,
     baseEnv: launch.env,
+    features: launch.detected.features,
   });
   const killAfterMs = options.killAfterMs ?? DEFAULTS.killAfterMs;
   const budgets = { maxSteps: options.maxSteps ?? null, maxTokens: options.maxTokens ?? null, maxCostUsd: options.maxCostUsd ?? null };
@@ -161,12 +173,12 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     if (!repeated) end.stop = reason;
     if (repeated && reason.kind === "interrupted") {
       // A second Ctrl-C: no more grace.
-      running.killGroup("SIGKILL");
+      running.killTree("SIGKILL");
       return;
     }
     if (repeated) return;
-    running.killGroup("SIGTERM");
-    killTimer = setTimeout(() => running.killGroup("SIGKILL"), killAfterMs);
+    running.killTree("SIGTERM");
+    killTimer = setTimeout(() => running.killTree("SIGKILL"), killAfterMs);
   };
 
   const timers = new TurnTimers(
@@ -178,7 +190,20 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     (kind, ms) => stop({ kind: "timeout", timeout: kind, ms }),
   );
 
-  const stdout = new LineSplitter((line) => {
+  // A bug in our own line handling must not crash the process or lose the result: record it,
+  // stop the turn, and let the classifier report internal_error.
+  const guard =
+    <T,>(handle: (value: T) => void) =>
+    (value: T) => {
+      try {
+        handle(value);
+      } catch (error) {
+        end.internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+        stop({ kind: "internal" });
+      }
+    };
+
+  const stdout = new LineSplitter(guard((line) => {
     timers.activity();
     normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
     if (!sawJson && normalizer.facts.stream.json_lines > 0) {
@@ -190,12 +215,12 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
       for (const w of check.warnings) normalizer.warning(w.code, w.message);
       if (check.exceeded) stop(check.exceeded);
     }
-  }, options.maxLineBytes ?? DEFAULTS.maxLineBytes);
-  const stderr = new LineSplitter((line) => {
+  }), options.maxLineBytes ?? DEFAULTS.maxLineBytes);
+  const stderr = new LineSplitter(guard((line) => {
     timers.activity();
     if (!sawJson) timers.signOfLife();
     normalizer.stderrLine(line.text);
-  }, STDERR_MAX_LINE);
+  }), STDERR_MAX_LINE);
 
   const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
   timers.start();

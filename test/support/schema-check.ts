@@ -1,16 +1,17 @@
 // Every line an end-to-end test sees is checked twice: with an independent JSON Schema validator
 // (ajv, against the published schemas/ file) and with the contract checker (zod, seq, result).
 import { readFileSync } from "node:fs";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { createRequire } from "node:module";
 import { validateStream } from "../../src/events/validate-stream.js";
 import type { OcEvent } from "../../src/events/schema.js";
 
 const schema = JSON.parse(readFileSync(new URL("../../schemas/oc-exec-events.schema.json", import.meta.url), "utf8")) as object;
-// ajv's CJS default export under NodeNext.
-const AjvCtor = (Ajv2020 as unknown as { default?: typeof Ajv2020 }).default ?? Ajv2020;
-const ajv = new AjvCtor({ allErrors: true, strict: false });
-(((addFormats as unknown as { default?: typeof addFormats }).default ?? addFormats) as (a: unknown) => void)(ajv);
+// ajv and ajv-formats are CommonJS; require() sidesteps their default-export interop under NodeNext.
+const require = createRequire(import.meta.url);
+const Ajv2020 = (require("ajv/dist/2020") as { default: typeof import("ajv").default }).default;
+const addFormats = (require("ajv-formats") as { default: typeof import("ajv-formats").default }).default;
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
 const validate = ajv.compile(schema);
 
 export function checkStream(stdout: string): OcEvent[] {

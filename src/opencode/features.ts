@@ -1,0 +1,69 @@
+// What an opencode release accepts, so one oc-exec drives old and new releases alike. Tested
+// releases are listed; any other release is asked once (`opencode run --help`, cached with its
+// version) and its flags are read from the help text.
+export type Features = {
+  /** --dir; without it the workspace is only the child's working directory. */
+  dir: boolean;
+  variant: boolean;
+  thinking: boolean;
+  pure: boolean;
+  fork: boolean;
+  title: boolean;
+  printLogs: boolean;
+  /** The flag that auto-approves permissions, if any. */
+  autoFlag: "--auto" | "--dangerously-skip-permissions" | null;
+};
+
+export const ALL_FEATURES: Features = {
+  dir: true,
+  variant: true,
+  thinking: true,
+  pure: true,
+  fork: true,
+  title: true,
+  printLogs: true,
+  autoFlag: "--auto",
+};
+
+/** The releases oc-exec's fixtures and compatibility matrix cover. */
+export const TESTED_VERSIONS = ["1.0.185", "1.14.41", "1.18.33"] as const;
+export const TESTED_RANGE = `${TESTED_VERSIONS[0]} to ${TESTED_VERSIONS[TESTED_VERSIONS.length - 1]}`;
+
+const KNOWN: Record<string, Features> = {
+  "1.18.33": ALL_FEATURES,
+  "1.14.41": { ...ALL_FEATURES, autoFlag: "--dangerously-skip-permissions" },
+  "1.0.185": { dir: false, variant: false, thinking: false, pure: false, fork: false, title: true, printLogs: true, autoFlag: null },
+};
+
+export function knownFeatures(version: string | null): Features | null {
+  return version ? (KNOWN[version] ?? null) : null;
+}
+
+export function isTested(version: string | null): boolean {
+  return version !== null && (TESTED_VERSIONS as readonly string[]).includes(version);
+}
+
+/** Reads the flags out of `opencode run --help` (yargs layout: `  --name  description`). */
+export function parseRunHelp(help: string): Features {
+  const has = (flag: string) => new RegExp(`(^|\\s)${flag.replace(/-/g, "\\-")}(\\s|,|$)`, "m").test(help);
+  return {
+    dir: has("--dir"),
+    variant: has("--variant"),
+    thinking: has("--thinking"),
+    pure: has("--pure"),
+    fork: has("--fork"),
+    title: has("--title"),
+    printLogs: has("--print-logs"),
+    autoFlag: has("--auto") ? "--auto" : has("--dangerously-skip-permissions") ? "--dangerously-skip-permissions" : null,
+  };
+}
+
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
+  const pb = b.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}

@@ -1,0 +1,179 @@
+// Process lifecycle: signals, timeouts, a reader that goes away, hostile streams. Nothing hangs,
+// nothing of the turn survives, and the last line is always `result`.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { descendants, isAlive, peakRss, waitFor } from "../support/procs.js";
+import { BIN, eventsOf } from "../support/run-cli.js";
+
+const e2e = useE2E();
+const fake = (mode: string, extra: Record<string, string> = {}) => ({ OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: mode, ...extra });
+
+describe("signals", () => {
+  it("SIGINT to oc-exec kills the real opencode and the bash tool's `sleep 300`; result interrupted, 130", async () => {
+    let sleeper = 0;
+    const run = await e2e.run(["-q", "--kill-after", "2s", "scenario:sleep-tool sleep"], {
+      onSpawn: (child) => {
+        void waitFor(() => descendants(child.pid!).find((p) => p.cmdline === "sleep 300"), 60_000, "the bash tool's sleep 300").then((p) => {
+          sleeper = p.pid;
+          child.kill("SIGINT");
+        });
+      },
+    });
+    expect(sleeper).toBeGreaterThan(0);
+    expect(run.code).toBe(130);
+    expect(run.result).toMatchObject({ class: "interrupted", exit_code: 130, error: { name: "Interrupted", message: "oc-exec received SIGINT and stopped the turn" } });
+    expect(isAlive(sleeper)).toBe(false);
+  });
+
+  it.each([
+    ["SIGTERM", 143, "terminated"],
+    ["SIGHUP", 143, "terminated"],
+    ["SIGINT", 130, "interrupted"],
+  ] as const)("%s: the whole process group is gone, result %s", async (signal, code, cls) => {
+    const pidfile = join(e2e.home.root, `pids-${signal}`);
+    const run = await e2e.run(["-q", "--kill-after", "1s", "x"], {
+      extraEnv: fake("hang", { FAKE_CHILD_PIDFILE: pidfile }),
+      onStdout: (text, child) => {
+        if (text.includes('"step.started"')) void waitFor(() => readFileSafe(pidfile), 10_000, "pidfile").then(() => child.kill(signal));
+      },
+    });
+    expect(run.code).toBe(code);
+    expect(run.result.class).toBe(cls);
+    const [opencodePid, childPid] = readFileSync(pidfile, "utf8").trim().split(" ").map(Number);
+    expect(isAlive(opencodePid!)).toBe(false);
+    expect(isAlive(childPid!)).toBe(false);
+  });
+
+  it("an opencode that ignores SIGTERM is killed after --kill-after; a second Ctrl-C kills at once", async () => {
+    const run = await e2e.run(["-q", "--kill-after", "60s", "x"], {
+      extraEnv: fake("hang", { FAKE_IGNORE_TERM: "1" }),
+      onStdout: (text, child) => {
+        if (text.includes('"step.started"')) {
+          child.kill("SIGINT");
+          setTimeout(() => child.kill("SIGINT"), 300);
+        }
+      },
+    });
+    expect(run.code).toBe(130);
+    expect(run.result.opencode.signal).toBe("SIGKILL");
+  });
+});
+
+function readFileSafe(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8") || null;
+  } catch {
+    return null;
+  }
+}
+
+describe("timeouts", () => {
+  it("--timeout bounds the whole turn, with the real opencode waiting on a slow model: timeout, 124", async () => {
+    const run = await e2e.run(["-q", "--timeout", "4s", "--kill-after", "1s", "scenario:slow wait"]);
+    expect(run.code).toBe(124);
+    expect(run.result.error).toEqual({
+      name: "TimeoutError",
+      message: "the turn timeout (--timeout) of 4s fired; oc-exec stopped the turn",
+      status_code: null,
+      retryable: null,
+      timeout: { kind: "turn", ms: 4000 },
+    });
+  });
+
+  it("--startup-timeout: no JSON event in time", async () => {
+    const run = await e2e.run(["-q", "--startup-timeout", "1500ms", "x"], { extraEnv: fake("mute") });
+    expect(run.code).toBe(124);
+    expect(run.result.error).toMatchObject({ timeout: { kind: "startup", ms: 1500 } });
+    expect(run.result.error!.message).toBe("the start-up timeout (--startup-timeout): no JSON event from opencode of 1500ms fired; oc-exec stopped the turn");
+  });
+
+  it("plain-text lines before the first JSON event count as signs of life", async () => {
+    const run = await e2e.run(["-q", "--startup-timeout", "1s", "--timeout", "3s", "x"], { extraEnv: fake("mute", { FAKE_SIGN_OF_LIFE_MS: "200" }) });
+    expect(run.code).toBe(124);
+    expect(run.result.error).toMatchObject({ timeout: { kind: "turn", ms: 3000 } });
+    expect(eventsOf(run, "warning").length).toBeGreaterThan(5);
+  });
+
+  it("--idle-timeout: a gap with no output at all", async () => {
+    const run = await e2e.run(["-q", "--idle-timeout", "1s", "x"], { extraEnv: fake("hang") });
+    expect(run.code).toBe(124);
+    expect(run.result.error).toMatchObject({ timeout: { kind: "idle", ms: 1000 } });
+    expect(run.types).toEqual(["run.started", "session.started", "step.started", "result"]);
+  });
+});
+
+describe("the reader goes away", () => {
+  it("oc-exec ... | head -1: stops the turn, exits quietly with no stack trace", async () => {
+    const out = await new Promise<{ head: string; status: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["-c", `"${process.execPath}" "${BIN}" -q x | head -1; echo "status=\${PIPESTATUS[0]}" >&2`], {
+        env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "200", FAKE_DELAY_MS: "20" }) },
+      });
+      let head = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (head += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", () => resolve({ head, status: /status=(\d+)/.exec(stderr)?.[1] ?? "?", stderr: stderr.replace(/status=\d+\n/, "") }));
+    });
+    expect(JSON.parse(out.head).type).toBe("run.started");
+    expect(out.status).toBe("141");
+    expect(out.stderr).toBe("");
+  });
+});
+
+describe("hostile output on opencode's stdout", () => {
+  it("huge lines, invalid UTF-8, CRLF, blank lines, non-objects, malformed and unknown events, text between lines", async () => {
+    let peak = 0;
+    const run = await e2e.run(["-q", "x"], {
+      extraEnv: fake("hostile", { FAKE_HUGE_BYTES: String(200 * 1024 * 1024) }),
+      onSpawn: (child) => {
+        const timer = setInterval(() => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)), 20);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    expect(run.code).toBe(2);
+    expect(run.types).toEqual([
+      "run.started",
+      "session.started",
+      "step.started",
+      "warning", // migration text, CRLF
+      "warning", // "just a string"
+      "warning", // 42
+      "warning", // [1,2]
+      "warning", // null
+      "warning", // text event without part.text
+      "warning", // tool_use without a tool name
+      "warning", // unknown event type
+      "message", // invalid UTF-8 text, replaced
+      "warning", // the 200 MB line
+      "message", // the line after it arrives
+      "step.finished",
+      "message", // last line without a newline
+      "permission.denied", // the notice on stdout, with no tool to pair
+      "result",
+    ]);
+    const warnings = eventsOf(run, "warning");
+    expect(warnings.map((w) => w.code)).toEqual([
+      "non_json_line",
+      "non_object_json",
+      "non_object_json",
+      "non_object_json",
+      "non_object_json",
+      "malformed_event",
+      "malformed_event",
+      "unknown_event",
+      "line_too_long",
+    ]);
+    expect(warnings[8]!.message).toMatch(/^opencode printed a line of 209715234 bytes on stdout, over the 16777216-byte limit; it was skipped/);
+    expect(eventsOf(run, "message").map((m) => m.text)).toEqual(["\ufffd\ufffd", "after the huge line", "last words"]);
+    expect(run.result.permission_denials).toEqual([{ permission: "bash", pattern: "rm -rf /", tool: null, call_id: null }]);
+    expect(run.result.stream).toEqual({ json_lines: 8, other_lines: 7, blank_lines: 2, warnings: 9 });
+    expect(run.result.text).toBe("last words");
+    // Memory stays bounded: a 200 MB line costs at most the 16 MiB line limit, not 200 MB.
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThan(160 * 1024 * 1024);
+  });
+});

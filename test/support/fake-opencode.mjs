@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// A fake `opencode` for what the real binary cannot produce on demand: recorded fixtures of slow
+// or old cases replayed, crashes, hangs, garbage, huge lines. Driven by environment variables:
+//   FAKE_OPENCODE_FIXTURE  a fixture directory (stdout.txt, stderr.txt, meta.json) to replay
+//   FAKE_OPENCODE_MODE     a hostile behaviour (see MODES below)
+//   FAKE_OPENCODE_VERSION  what --version prints (default: the fixture's version, else 1.18.33)
+//   FAKE_OPENCODE_RECORD   a file to write {argv, stdin, env} to, for assertions
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+
+const env = process.env;
+const fixture = env.FAKE_OPENCODE_FIXTURE;
+const meta = fixture && existsSync(join(fixture, "meta.json")) ? JSON.parse(readFileSync(join(fixture, "meta.json"), "utf8")) : null;
+
+if (process.argv.includes("--version")) {
+  process.stdout.write(`${env.FAKE_OPENCODE_VERSION ?? meta?.opencode_version ?? "1.18.33"}\n`);
+  process.exit(0);
+}
+
+if (process.argv.includes("--help")) {
+  // The flags of 1.18.33's `opencode run --help`, for feature detection of untested versions.
+  const flags = ["--print-logs", "--log-level", "--pure", "--command", "--continue", "--session", "--fork", "--share", "--model", "--agent", "--format", "--file", "--title", "--attach", "--dir", "--port", "--variant", "--thinking", "--auto"];
+  process.stdout.write(`opencode run [message..]\n\nOptions:\n${flags.map((f) => `      ${f}  description`).join("\n")}\n`);
+  process.exit(0);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const write = (stream, text) => new Promise((r) => (stream.write(text) ? r() : stream.once("drain", r)));
+const sid = "ses_fake0000000000000000000001";
+const ev = (type, rest) => JSON.stringify({ type, timestamp: Date.now(), sessionID: sid, ...rest }) + "\n";
+const stepStart = () => ev("step_start", { part: { id: "prt_1", messageID: "msg_1", sessionID: sid, type: "step-start" } });
+const text = (t) => ev("text", { part: { id: "prt_2", messageID: "msg_1", sessionID: sid, type: "text", text: t } });
+const stepFinish = (reason = "stop") =>
+  ev("step_finish", { part: { id: "prt_3", messageID: "msg_1", sessionID: sid, type: "step-finish", reason, tokens: { total: 15, input: 10, output: 5, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0.001 } });
+
+async function readStdin() {
+  const parts = [];
+  for await (const c of process.stdin) parts.push(c);
+  return Buffer.concat(parts).toString("utf8");
+}
+
+const MODES = {
+  // Replays a recorded fixture.
+  async replay() {
+    const stderr = readFileSync(join(fixture, "stderr.txt"));
+    const stdout = readFileSync(join(fixture, "stdout.txt"));
+    if (stderr.length) await write(process.stderr, stderr);
+    if (stdout.length) await write(process.stdout, stdout);
+    if (meta.signal) process.kill(process.pid, meta.signal);
+    process.exitCode = meta.exit_code ?? 0;
+  },
+  // A normal turn, for tests of the wrapper's own plumbing.
+  async ok() {
+    await write(process.stdout, stepStart() + text("fake reply") + stepFinish());
+  },
+  // Dies by a signal with no error line.
+  async crash() {
+    await write(process.stdout, stepStart());
+    await write(process.stderr, "panic: something broke inside opencode\n");
+    process.kill(process.pid, "SIGSEGV");
+  },
+  // Exits 1 before any JSON.
+  async "exit-early"() {
+    await write(process.stderr, "fatal: could not open database\n");
+    process.exitCode = 1;
+  },
+  // Exits 0 and prints nothing (seen with --attach on 1.18.33).
+  async silent() {},
+  // Only garbage.
+  async garbage() {
+    await write(process.stdout, "Segmentation fault?\n<html>nope</html>\n[1,2,3]\n\x00\x01binary\n");
+    process.exitCode = 0;
+  },
+  // Every kind of hostile line between real events.
+  async hostile() {
+    const huge = Number(env.FAKE_HUGE_BYTES ?? 20 * 1024 * 1024);
+    await write(process.stdout, stepStart());
+    await write(process.stdout, "Performing one time database migration, may take a few minutes...\r\n");
+    await write(process.stdout, "\n\n");
+    await write(process.stdout, '"just a string"\n42\n[1,2]\nnull\n');
+    await write(process.stdout, ev("text", {}));
+    await write(process.stdout, ev("tool_use", { part: { tool: 5 } }));
+    await write(process.stdout, ev("brand_new_event", { part: {} }));
+    await write(process.stdout, Buffer.from([0x7b, 0x22, 0x74, 0x79, 0x70, 0x65, 0x22, 0x3a, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x2c, 0x22, 0x70, 0x61, 0x72, 0x74, 0x22, 0x3a, 0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x7d, 0x0a]));
+    // A line far over the limit, written in pieces.
+    const piece = Buffer.alloc(1024 * 1024, 0x61);
+    await write(process.stdout, '{"type":"text","part":{"text":"');
+    for (let n = 0; n < huge; n += piece.length) await write(process.stdout, piece);
+    await write(process.stdout, '"}}\n');
+    await write(process.stdout, text("after the huge line") + "\r\n");
+    await write(process.stdout, "! permission requested: bash (rm -rf /); auto-rejecting\n");
+    await write(process.stdout, stepFinish());
+    // The last line has no newline.
+    await write(process.stdout, ev("text", { part: { id: "p9", messageID: "msg_2", type: "text", text: "last words" } }).trimEnd());
+  },
+  // Prints one event, then hangs with its tool child running.
+  async hang() {
+    await write(process.stdout, stepStart());
+    if (env.FAKE_CHILD_PIDFILE) {
+      const child = spawn("sleep", ["300"], { stdio: "ignore" });
+      writeFileSync(env.FAKE_CHILD_PIDFILE, `${process.pid} ${child.pid}\n`);
+    }
+    if (env.FAKE_IGNORE_TERM) process.on("SIGTERM", () => {});
+    await sleep(600_000);
+  },
+  // Says nothing at all for a long time (start-up timeout), optionally with plain-text signs of life.
+  async mute() {
+    const every = Number(env.FAKE_SIGN_OF_LIFE_MS ?? 0);
+    for (let i = 0; i < 600; i++) {
+      if (every) {
+        await write(process.stdout, "still migrating...\n");
+        await sleep(every);
+      } else await sleep(1000);
+    }
+  },
+  // Streams N steps, each with reported cost and tokens, with a delay between lines.
+  async steps() {
+    const n = Number(env.FAKE_STEPS ?? 10);
+    const delay = Number(env.FAKE_DELAY_MS ?? 50);
+    for (let i = 0; i < n; i++) {
+      await write(process.stdout, stepStart());
+      await write(process.stdout, stepFinish("tool-calls"));
+      await sleep(delay);
+    }
+  },
+  // The 2.x error shape.
+  async "v2-error"() {
+    await write(process.stdout, JSON.stringify({ type: "error", timestamp: Date.now(), sessionID: sid, error: { type: "ContextOverflowError", message: "prompt is too long" } }) + "\n");
+    process.exitCode = 1;
+  },
+};
+
+const mode = env.FAKE_OPENCODE_MODE ?? (fixture ? "replay" : "ok");
+const stdin = await readStdin();
+if (env.FAKE_OPENCODE_RECORD) {
+  writeFileSync(env.FAKE_OPENCODE_RECORD, JSON.stringify({ argv: process.argv.slice(2), stdin, env: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("OPENCODE_"))) }));
+}
+await MODES[mode]();
