@@ -170,7 +170,7 @@ describe("hostile output on opencode's stdout", () => {
     expect(warnings[8]!.message).toMatch(/^opencode printed a line of 209715234 bytes on stdout, over the 16777216-byte limit; it was skipped/);
     expect(eventsOf(run, "message").map((m) => m.text)).toEqual(["\ufffd\ufffd", "after the huge line", "last words"]);
     expect(run.result.permission_denials).toEqual([{ permission: "bash", pattern: "rm -rf /", tool: null, call_id: null }]);
-    expect(run.result.stream).toEqual({ json_lines: 8, other_lines: 7, blank_lines: 2, warnings: 9 });
+    expect(run.result.stream).toEqual({ json_lines: 8, other_lines: 7, blank_lines: 3, warnings: 9 });
     expect(run.result.text).toBe("last words");
     // Memory stays bounded: a 200 MB line costs at most the 16 MiB line limit, not 200 MB.
     expect(peak).toBeGreaterThan(0);
