@@ -5,9 +5,9 @@ import { errorClassOf, isConfigStderr } from "../outcome/error-class.js";
 import type { OutcomeClass } from "../outcome/exit-codes.js";
 import { redact, redactValue } from "../outcome/redact.js";
 import type { EventDraft, FileChange, PermissionDenial, Usage } from "./schema.js";
-import { parsePermissionNotice, parseStderrLine } from "./stderr-lines.js";
+import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
 import { fileChangesOf } from "./tool-files.js";
-import { parseUpstreamLine, readBoolean, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
+import { parseUpstreamLine, readBoolean, readCost, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
 
 export type UpstreamError = {
   class: OutcomeClass;
@@ -34,6 +34,10 @@ export type TurnFacts = {
   /** opencode's own stderr complaint: from its first "Error: ..." line on, with the lines that explain it. */
   stderrErrors: string[];
   stderrConfigError: boolean;
+  /** The stderr lines that showed a configuration problem, cleaned of log decoration. */
+  stderrConfigLines: string[];
+  /** opencode showed an interactive permission prompt (releases before --auto existed) and waits forever. */
+  blockedOnPrompt: boolean;
   stderrTail: string[];
   stream: StreamCounts;
   /** JSON events opencode printed that oc-exec recognized. */
@@ -55,6 +59,8 @@ type Emit = (draft: EventDraft) => void;
 const STDERR_TAIL_LINES = 20;
 const STDERR_LINE_CHARS = 2000;
 const WARNING_TEXT_CHARS = 500;
+
+const CONTEXT_OVERFLOW_TEXT = /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens/i;
 
 const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
 
@@ -88,6 +94,8 @@ export class Normalizer {
     errors: [],
     stderrErrors: [],
     stderrConfigError: false,
+    stderrConfigLines: [],
+    blockedOnPrompt: false,
     stderrTail: [],
     stream: { json_lines: 0, other_lines: 0, blank_lines: 0, warnings: 0 },
     events: 0,
@@ -99,11 +107,13 @@ export class Normalizer {
   private lastTextParts: string[] = [];
   // A denied tool event and opencode's "permission requested" notice arrive on different pipes,
   // in either order; each waits here for its partner.
-  private pendingNotices: { permission: string; pattern: string | null }[] = [];
+  private pendingNotices: { permission: string | null; pattern: string | null }[] = [];
   private pendingDeniedTools: { tool: string; callId: string | null }[] = [];
   // An UnknownError names a `ref` whose real cause opencode logs on stderr, maybe a little later.
   private pendingUnknown: UpstreamError[] = [];
   private refCauses = new Map<string, string>();
+  // 1.0 dumps a thrown error on stderr: a `Name: Name` header, then `  providerID: "x",` lines.
+  private dump: { name: string; fields: Record<string, string> } | null = null;
 
   constructor(
     private readonly options: NormalizerOptions,
@@ -139,6 +149,12 @@ export class Normalizer {
         // Some releases print the permission notice on stdout, between JSON lines.
         const notice = parsePermissionNotice(text);
         if (notice) return this.permissionNotice(notice.permission, notice.pattern);
+        const prompt = parsePermissionPrompt(text);
+        if (prompt) {
+          // Releases before --auto draw an interactive prompt on stdout and wait for a key forever.
+          this.facts.blockedOnPrompt = true;
+          return this.permissionNotice(prompt.permission, prompt.pattern);
+        }
         return this.warn("non_json_line", `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
       }
       case "json-other":
@@ -233,7 +249,7 @@ export class Normalizer {
       total: readCount(tokens, "total"),
     };
     if (usage.total === 0) usage.total = usage.input + usage.output + usage.reasoning + usage.cache_read + usage.cache_write;
-    const cost = Math.max(readNumber(part, "cost") ?? 0, 0);
+    const cost = readCost(part, "cost");
     const total = this.facts.usage;
     total.input += usage.input;
     total.output += usage.output;
@@ -301,7 +317,7 @@ export class Normalizer {
     else this.pendingDeniedTools.push({ tool, callId });
   }
 
-  private permissionNotice(permission: string, pattern: string | null): void {
+  private permissionNotice(permission: string | null, pattern: string | null): void {
     const tool = this.pendingDeniedTools.shift();
     if (tool) this.denial({ permission, pattern, tool: tool.tool, call_id: tool.callId });
     else this.pendingNotices.push({ permission, pattern });
@@ -334,7 +350,14 @@ export class Normalizer {
       retryable: readBoolean(data, "isRetryable") ?? readBoolean(error, "retryable"),
       ref: readString(data, "ref"),
     };
-    if (name === "UnknownError" && upstream.ref !== null) {
+    if (upstream.class === "api_error" && CONTEXT_OVERFLOW_TEXT.test(`${upstream.message} ${readString(data, "responseBody") ?? ""}`)) {
+      // Releases before ContextOverflowError (1.0) report an overflow as a plain HTTP 400.
+      upstream.class = "context_overflow";
+    }
+    if (name === "UnknownError" && /^(Model|Provider) not found/.test(upstream.message)) {
+      // 1.14 puts the cause in the message instead of behind a ref.
+      this.resolveUnknown(upstream, `ProviderModelNotFoundError: ${upstream.message}`);
+    } else if (name === "UnknownError" && upstream.ref !== null) {
       const cause = this.refCauses.get(upstream.ref);
       if (cause) this.resolveUnknown(upstream, cause);
       else {
@@ -394,12 +417,39 @@ export class Normalizer {
         return;
       }
       case "error":
-        if (isConfigStderr(line.message)) this.facts.stderrConfigError = true;
+        this.configLine(line.message);
         return this.tail(`Error: ${line.message}`, true);
       case "other":
-        if (isConfigStderr(line.text)) this.facts.stderrConfigError = true;
+        this.errorDump(line.text);
+        this.configLine(line.text);
         return this.tail(line.text);
     }
+  }
+
+  private errorDump(text: string): void {
+    const header = /^([A-Z][A-Za-z]*Error): \1$/.exec(text.trim());
+    if (header) {
+      this.dump = { name: header[1]!, fields: {} };
+      return;
+    }
+    const field = /^\s*(providerID|modelID):\s*"(.*)",?$/.exec(text);
+    if (!this.dump || !field) return;
+    this.dump.fields[field[1]!] = field[2]!;
+    const { providerID, modelID } = this.dump.fields;
+    if (this.dump.name === "ProviderModelNotFoundError" && providerID && modelID) {
+      const error: UpstreamError = { class: "config_error", name: "UnknownError", message: "", statusCode: null, retryable: null, ref: null };
+      this.resolveUnknown(error, `ProviderModelNotFoundError: Model not found: ${providerID}/${modelID}.`);
+      this.dump = null;
+      this.recordError(error);
+    }
+  }
+
+  private configLine(text: string): void {
+    if (!isConfigStderr(text)) return;
+    this.facts.stderrConfigError = true;
+    // 1.14 prints `  message: "Session not found: ses_x",` inside an error dump.
+    const quoted = /^\s*message:\s*"(.*)",?\s*$/.exec(text);
+    if (this.facts.stderrConfigLines.length < 5) this.facts.stderrConfigLines.push(redact(clip(quoted ? quoted[1]! : text.trim(), STDERR_LINE_CHARS)));
   }
 
   private tail(text: string, startsError = false): void {

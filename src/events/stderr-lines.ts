@@ -20,11 +20,24 @@ export function stripAnsi(text: string): string {
 const PERMISSION = /^!\s*permission requested:\s*([^\s(]+)\s*(?:\((.*)\))?\s*;\s*auto-rejecting\s*$/;
 // `! agent "nosuchagent" not found. Falling back to default agent`
 const AGENT_FALLBACK = /^!\s*agent "([^"]*)" not found/;
-const ERROR_LINE = /^Error:\s*(.*)$/;
+// `Error: ...` (1.14+), `error: ...` (bun's uncaught error, 1.0)
+const ERROR_LINE = /^error:\s*(.*)$/i;
 
 export function parsePermissionNotice(text: string): { permission: string; pattern: string | null } | null {
   const m = PERMISSION.exec(stripAnsi(text).trim());
   return m ? { permission: m[1]!, pattern: m[2] ?? null } : null;
+}
+
+// 1.0: `◆  Permission required to run: echo hi` (a TUI prompt on stdout, waiting for a key).
+const PROMPT = /Permission required to run:\s*(.*)$/;
+const OUTSIDE = /^Access file outside working directory:\s*(.*)$/;
+
+export function parsePermissionPrompt(text: string): { permission: string | null; pattern: string | null } | null {
+  const m = PROMPT.exec(stripAnsi(text).trim());
+  if (!m) return null;
+  const what = m[1]!.trim();
+  const outside = OUTSIDE.exec(what);
+  return outside ? { permission: "external_directory", pattern: outside[1]! } : { permission: null, pattern: what || null };
 }
 
 export function parseStderrLine(raw: string): StderrLine {

@@ -53,8 +53,17 @@ export function readBoolean(value: unknown, key: string): boolean | null {
   return typeof v === "boolean" ? v : null;
 }
 
+/** Above this a token count or a cost is not a measurement but garbage; it counts as missing. */
+export const IMPLAUSIBLE = 1e12;
+
 /** A non-negative integer token count, whatever opencode sent (strings, floats, negatives, null). */
 export function readCount(value: unknown, key: string): number {
   const n = readNumber(value, key);
-  return n === null || n < 0 ? 0 : Math.round(n);
+  return n === null || n < 0 || n > IMPLAUSIBLE ? 0 : Math.round(n);
+}
+
+/** A non-negative cost in dollars, 0 when missing or implausible. */
+export function readCost(value: unknown, key: string): number {
+  const n = readNumber(value, key);
+  return n === null || n < 0 || n > IMPLAUSIBLE ? 0 : n;
 }

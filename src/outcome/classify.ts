@@ -16,7 +16,9 @@ export type StopReason =
   | { kind: "budget"; limit: BudgetLimit; max: number; used: number }
   | { kind: "broken_pipe" }
   /** oc-exec hit a bug while the turn ran; TurnEnd.internalError says which. */
-  | { kind: "internal" };
+  | { kind: "internal" }
+  /** opencode is waiting at an interactive permission prompt that nobody can answer. */
+  | { kind: "blocked" };
 
 export type ProcessEnd = { exitCode: number | null; signal: string | null };
 
@@ -98,7 +100,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     if (facts.stderrConfigError && facts.events === 0) {
       // opencode explains over several lines ("Error: Configuration is invalid ...", "↳ Expected ...").
-      const lines = facts.stderrErrors.length > 0 ? facts.stderrErrors : facts.stderrTail.slice(-10);
+      const lines = facts.stderrErrors.length > 0 ? facts.stderrErrors : facts.stderrConfigLines;
       const message = lines.join("\n").replace(/^Error:\s*/, "");
       return detail("OpencodeConfigError", `opencode refused to start: ${message}`);
     }
@@ -115,12 +117,13 @@ const CHECKS: Record<OutcomeClass, Check> = {
   approval_denied: (facts) => {
     const d = facts.permissionDenials[0];
     if (!d) return undefined;
-    const what = d.permission ?? d.tool ?? "a tool";
+    const what = d.permission ?? d.tool;
+    const subject = what ? `permission ${what}` : "a permission";
     const pattern = d.pattern ? ` (${d.pattern})` : "";
     const more = facts.permissionDenials.length > 1 ? ` and ${facts.permissionDenials.length - 1} more` : "";
     return detail(
       "PermissionDenied",
-      `opencode auto-rejected permission ${what}${pattern}${more}: nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.`,
+      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.`,
     );
   },
   agent_error: (facts, end) => {

@@ -32,6 +32,8 @@ const CONFIG_STDERR = [
   /^--- Errors ---/,
   /UnexpectedEndOfString|InvalidSymbol|PropertyNameExpected|ValueExpected/,
   /Model not found/i,
+  /Provider(ModelNotFound|Init|Auth)Error/,
+  /no providers found/i,
   /Provider not found/i,
   /Agent .* not found/i,
 ];

@@ -24,6 +24,7 @@ import { TurnControl } from "./control.js";
 import { TurnTimers } from "./timers.js";
 
 const STDERR_MAX_LINE = 1024 * 1024;
+const CONFIG_ERROR_GRACE_MS = 3000;
 
 function checkWorkspace(dir: string): string | null {
   try {
@@ -210,16 +211,25 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
       sawJson = true;
       timers.firstJson();
     } else if (!sawJson) timers.signOfLife();
+    if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
     if (hasBudgets) {
       const check = checkBudgets(normalizer.facts, budgets, warned);
       for (const w of check.warnings) normalizer.warning(w.code, w.message);
       if (check.exceeded) stop(check.exceeded);
     }
   }), options.maxLineBytes ?? DEFAULTS.maxLineBytes);
+  // Some releases (1.0) report a configuration error on stderr and then wait forever; when that
+  // happens before any JSON event, give opencode a moment, then stop it.
+  let configGrace: NodeJS.Timeout | null = null;
   const stderr = new LineSplitter(guard((line) => {
     timers.activity();
     if (!sawJson) timers.signOfLife();
     normalizer.stderrLine(line.text);
+    if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
+      configGrace = setTimeout(() => {
+        if (!sawJson) stop({ kind: "blocked" });
+      }, CONFIG_ERROR_GRACE_MS);
+    }
   }), STDERR_MAX_LINE);
 
   const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
@@ -236,6 +246,7 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
   } finally {
     timers.clear();
     if (killTimer) clearTimeout(killTimer);
+    if (configGrace) clearTimeout(configGrace);
     unsubscribe();
   }
 }

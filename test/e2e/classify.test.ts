@@ -21,7 +21,7 @@ describe("classification with the real opencode", () => {
     expect(run.result.permission_denials).toEqual([{ permission: "bash", pattern: "echo hi", tool: "bash", call_id: "call_1_0" }]);
     expect(run.result.tools).toEqual({ total: 1, failed: 0, denied: 1 });
     expect(run.result.error!.message).toBe(
-      "opencode auto-rejected permission bash (echo hi): nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.",
+      "opencode needed permission bash (echo hi), and nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.",
     );
     expect(run.result.opencode.exit_code).toBe(0);
   });

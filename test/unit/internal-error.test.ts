@@ -1,0 +1,38 @@
+// A bug inside oc-exec still ends in a result line with class internal_error (70).
+import { describe, expect, it } from "vitest";
+import { executeTurn } from "../../src/turn/execute.js";
+import type { OcEvent } from "../../src/events/schema.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
+
+describe("internal errors", () => {
+  it("an exception while handling opencode's output stops the turn and reports internal_error", async () => {
+    const events: OcEvent[] = [];
+    const result = await executeTurn(
+      { prompt: "x", opencode: FAKE_OPENCODE, env: { ...process.env, FAKE_OPENCODE_MODE: "ok" } },
+      (event) => {
+        if (event.type === "message") throw new Error("simulated bug in an event consumer");
+        events.push(event);
+      },
+    );
+    expect(result.class).toBe("internal_error");
+    expect(result.exit_code).toBe(70);
+    expect(result.error!.message).toMatch(/^oc-exec failed: Error: simulated bug in an event consumer/);
+    expect(result.error!.message).toContain("This is a bug in oc-exec; please report it.");
+    expect(events.at(-1)).toBe(result);
+  });
+
+  it("an exception before opencode starts also ends in a result", async () => {
+    const events: OcEvent[] = [];
+    const result = await executeTurn(
+      {
+        prompt: async () => {
+          throw new TypeError("cannot read properties of undefined");
+        },
+        opencode: FAKE_OPENCODE,
+      },
+      (e) => events.push(e),
+    );
+    expect(result.class).toBe("internal_error");
+    expect(events.map((e) => e.type)).toEqual(["run.started", "result"]);
+  });
+});
