@@ -15,6 +15,8 @@ export type RawFlags = {
   title?: string;
   file?: string[];
   pure?: boolean;
+  auto?: boolean;
+  dangerouslySkipPermissions?: boolean;
   opencode?: string;
   promptFile?: string;
   stdinTimeout: string;
@@ -81,6 +83,8 @@ export function buildProgram(): Command {
     .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
     .option("--stdin-timeout <duration>", "with a prompt argument, how long to wait for piped stdin", "5s")
     .option("--pure", "run opencode without external plugins")
+    .option("--auto", "approve every permission the opencode config does not deny (default: ask, which a headless run rejects)")
+    .addOption(new Option("--dangerously-skip-permissions", "alias of --auto").hideHelp())
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
   program.optionsGroup("Limits:");
   program
@@ -118,6 +122,7 @@ export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettin
       title: flags.title ?? null,
       files: flags.file ?? [],
       pure: flags.pure ?? false,
+      auto: Boolean(flags.auto || flags.dangerouslySkipPermissions),
       env,
       timeoutMs: optionalDuration(flags.timeout, "--timeout"),
       startupTimeoutMs: parseDuration(flags.startupTimeout, "--startup-timeout"),

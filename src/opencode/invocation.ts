@@ -14,6 +14,8 @@ export type InvocationInput = {
   session: string | null;
   files: string[];
   pure: boolean;
+  /** Approve whatever the permission config does not deny (opencode --auto). */
+  auto?: boolean;
   baseEnv: NodeJS.ProcessEnv;
   /** What the installed opencode accepts; default: everything the pinned release has. */
   features?: Features;
@@ -22,8 +24,9 @@ export type InvocationInput = {
 export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string; cwd: string };
 
 /** A flag the user asked for that this opencode release does not have. */
-export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure">, features: Features): string[] {
+export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure" | "auto">, features: Features): string[] {
   const missing: string[] = [];
+  if (input.auto && !features.autoFlag) missing.push("--auto");
   if (input.variant && !features.variant) missing.push("--variant");
   if (input.thinking && !features.thinking) missing.push("--thinking");
   if (input.pure && !features.pure) missing.push("--pure");
@@ -66,6 +69,8 @@ export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "p
   if (input.thinking) args.push("--thinking");
   if (input.session) args.push("--session", input.session);
   if (input.pure) args.push("--pure");
+  // 1.14 knows only --dangerously-skip-permissions; 1.18 prefers --auto (and keeps the old name hidden).
+  if (input.auto && features.autoFlag) args.push(features.autoFlag);
   for (const file of input.files) args.push("--file", file);
   // No positional message: the prompt goes on stdin, byte for byte and with no size limit.
   return args;

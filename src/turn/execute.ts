@@ -96,7 +96,7 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     if (detected && !detected.tested) {
       normalizer.warning("untested_opencode", `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`);
     }
-    const missing = detected ? unsupportedFlags({ variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false }, detected.features) : [];
+    const missing = detected ? unsupportedFlags({ variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false, auto: options.auto ?? false }, detected.features) : [];
     if (!end.launchError && missing.length > 0) {
       end.launchError = { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` };
     }
@@ -158,6 +158,7 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     session: options.session ?? null,
     files: launch.files,
     pure: options.pure ?? false,
+    auto: options.auto ?? false,
     baseEnv: launch.env,
     features: launch.detected.features,
   });

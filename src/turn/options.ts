@@ -18,6 +18,8 @@ export type TurnOptions = {
   title?: string | null;
   files?: string[];
   pure?: boolean;
+  /** Auto-approve permissions the config does not deny (opencode --auto). Off by default: safe. */
+  auto?: boolean;
   /** The environment opencode inherits (before oc-exec's managed variables). Default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Whole-turn, start-up (first JSON line) and idle (no output) limits in ms; 0 or null = off. */
