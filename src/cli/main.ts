@@ -17,24 +17,26 @@ export type CliIo = { argv: string[]; env: NodeJS.ProcessEnv; stdin: NodeJS.Read
 const defaultIo = (): CliIo => ({ argv: process.argv.slice(2), env: process.env, stdin: process.stdin, stderr: process.stderr });
 
 export async function main(io: CliIo = defaultIo()): Promise<number> {
-  const program = buildProgram()
-    .exitOverride()
-    .configureOutput({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) });
-  let subcommand: string | null = null;
-  program.commands.find((c) => c.name() === "schema")?.action(() => {
-    subcommand = "schema";
-  });
+  const program = buildProgram({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) });
+  let subcommand: { name: string; file?: string; flags?: Record<string, unknown> } | null = null;
+  for (const command of program.commands) {
+    command.action((file?: unknown, flags?: unknown) => {
+      subcommand = { name: command.name(), file: typeof file === "string" ? file : undefined, flags: flags as Record<string, unknown> };
+    });
+  }
   program.action(() => {});
 
   let settings: CliSettings | null = null;
   let launchError: TurnOptions["launchError"] = null;
   try {
     program.parse(io.argv, { from: "user" });
-    if (subcommand === "schema") {
+    const chosen = subcommand as { name: string; file?: string; flags?: Record<string, unknown> } | null;
+    if (chosen?.name === "schema") {
       const { renderJsonSchema } = await import("../events/json-schema.js");
       writeStdoutText(renderJsonSchema());
       return 0;
     }
+    if (chosen?.name === "replay" || chosen?.name === "validate") return await runOffline(chosen.name, chosen.file!, chosen.flags ?? {}, io);
     settings = settingsFrom(program.opts<RawFlags>(), io.env);
   } catch (error) {
     if (error instanceof CommanderError) {
@@ -47,6 +49,17 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     } else throw error;
   }
   return runCli(io, settings, program.args, launchError);
+}
+
+async function runOffline(name: "replay" | "validate", file: string, flags: Record<string, unknown>, io: CliIo): Promise<number> {
+  const { replayCommand, validateCommand } = await import("./offline.js");
+  try {
+    return name === "replay" ? await replayCommand(file, flags, io) : await validateCommand(file, flags, io);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr.write(`oc-exec ${name}: ${error.message}\n`);
+    return EXIT_CODES.config_error;
+  }
 }
 
 async function runCli(io: CliIo, settings: CliSettings | null, args: string[], launchError: TurnOptions["launchError"]): Promise<number> {

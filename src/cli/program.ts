@@ -58,8 +58,13 @@ Exit codes: 0 success, 1 agent_error, 2 approval_denied, 3 context_overflow, 4 a
 5 config_error, 6 budget_exceeded, 70 internal_error, 124 timeout, 130 interrupted, 143 terminated.
 stdout carries JSONL events only (schema: oc-exec schema); progress goes to stderr.`;
 
-export function buildProgram(): Command {
+export type ProgramOutput = { writeOut(text: string): void; writeErr(text: string): void };
+
+export function buildProgram(output: ProgramOutput): Command {
   const program = new Command("oc-exec")
+    // Set before the subcommands are added, so they inherit both.
+    .exitOverride()
+    .configureOutput(output)
     .description("Run one OpenCode turn headlessly: JSONL events on stdout, progress on stderr, meaningful exit codes.")
     .argument("[prompt...]", "the prompt (joined with spaces); - waits for the prompt on stdin")
     .helpOption("-h, --help", "show this help")
@@ -104,6 +109,19 @@ export function buildProgram(): Command {
 
   program.addHelpText("after", HELP_EXAMPLES);
   program.command("schema").description("print the JSON Schema of the events on stdout");
+  program
+    .command("replay")
+    .description("normalize a recorded `opencode run --format json` stream offline: the same events and exit code a live run gives")
+    .argument("<file>", "the recorded stdout, - for stdin, or a fixture directory (stdout.txt, stderr.txt, meta.json)")
+    .option("--stderr <file>", "opencode's recorded stderr")
+    .option("--exit-code <n>", "opencode's exit status (default: from meta.json, else 0)")
+    .option("--signal <name>", "the signal that killed opencode, if any")
+    .option("-q, --quiet", "no progress on stderr");
+  program
+    .command("validate")
+    .description("check an oc-exec JSONL stream against the schema and the contract (seq, one result last, exit code)")
+    .argument("<file>", "the JSONL file, or - for stdin")
+    .option("--json", "print the report as one JSON object on stdout");
   return program;
 }
 

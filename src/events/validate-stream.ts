@@ -9,6 +9,7 @@ export type StreamProblem = { line: number; message: string };
 export function validateStream(lines: string[]): { events: OcEvent[]; problems: StreamProblem[] } {
   const problems: StreamProblem[] = [];
   const events: OcEvent[] = [];
+  const lineOf = new Map<OcEvent, number>();
   const body = lines.length > 0 && lines[lines.length - 1] === "" ? lines.slice(0, -1) : lines;
   body.forEach((text, index) => {
     const line = index + 1;
@@ -28,6 +29,7 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
     const event = parsed.data;
     if (event.seq !== events.length) problems.push({ line, message: `seq ${event.seq}, expected ${events.length}` });
     events.push(event);
+    lineOf.set(event, line);
   });
   if (events.length === 0) {
     problems.push({ line: 0, message: "no events" });
@@ -41,9 +43,9 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
   for (const result of results) {
     if (result.type !== "result") continue;
     if (result.exit_code !== EXIT_CODES[result.class]) {
-      problems.push({ line: result.seq + 1, message: `exit_code ${result.exit_code} does not match class ${result.class} (${EXIT_CODES[result.class]})` });
+      problems.push({ line: lineOf.get(result)!, message: `exit_code ${result.exit_code} does not match class ${result.class} (${EXIT_CODES[result.class]})` });
     }
-    if (result.ok !== (result.class === "success")) problems.push({ line: result.seq + 1, message: `ok is ${result.ok} but class is ${result.class}` });
+    if (result.ok !== (result.class === "success")) problems.push({ line: lineOf.get(result)!, message: `ok is ${result.ok} but class is ${result.class}` });
   }
   return { events, problems };
 }

@@ -34,6 +34,7 @@ const CONFIG_STDERR = [
   /Model not found/i,
   /Provider(ModelNotFound|Init|Auth)Error/,
   /no providers found/i,
+  /Resource not found: .*\/session\//,
   /Provider not found/i,
   /Agent .* not found/i,
 ];

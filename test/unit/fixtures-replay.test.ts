@@ -72,7 +72,7 @@ const EXPECTED: Record<string, Expect> = {
     message: /Configuration is invalid at OPENCODE_CONFIG_CONTENT\n.*Expected object|^opencode refused to start: no providers found/,
   },
   "malformed-project-config": { class: "config_error", message: /opencode\.json is not valid JSON/ },
-  "session-not-found": { class: "config_error", message: /Session not found/ },
+  "session-not-found": { class: "config_error", message: /Session not found|Resource not found: .*ses_doesnotexist/ },
   "agent-fallback": {
     class: "success",
     check: (r) => expect(r.events.find((e) => e.type === "warning")).toMatchObject({ code: "agent_fallback", message: expect.stringContaining("nosuchagent") }),
