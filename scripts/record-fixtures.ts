@@ -7,7 +7,6 @@
 // --slow adds the scenarios opencode retries for over a minute (HTTP 500, connection refused).
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -16,44 +15,8 @@ import { bundledBinary } from "../src/opencode/locate.js";
 import { detectOpencode } from "../src/opencode/version.js";
 import type { Features } from "../src/opencode/features.js";
 import { makeHermeticHome, providerConfig } from "../test/support/hermetic-env.js";
-import { scriptedReply, startModelServer, type ChatRequest, type Reply } from "../test/support/model-server.js";
-
-type Scenario = {
-  prompt: string;
-  env?: (serverUrl: string) => Record<string, string>;
-  args?: { model?: string; session?: string; agent?: string };
-  workspaceFiles?: Record<string, string>;
-  slow?: boolean;
-  script?: (body: ChatRequest) => Reply;
-};
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
-
-export const SCENARIOS: Record<string, Scenario> = {
-  plain: { prompt: "scenario:plain say hello" },
-  tool: { prompt: "scenario:tool run echo" },
-  write: { prompt: "scenario:write a note" },
-  "permission-ask": { prompt: "scenario:tool run echo", env: () => ({ OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) }) },
-  "external-directory": { prompt: "scenario:read-outside read /etc/hostname" },
-  "api-401": { prompt: "scenario:http-401" },
-  "api-429": { prompt: "scenario:http-429" },
-  "context-overflow": { prompt: "scenario:context-overflow" },
-  length: { prompt: "scenario:length" },
-  "unknown-model": { prompt: "scenario:plain", args: { model: "fake/nope" } },
-  "missing-credentials": { prompt: "scenario:plain", args: { model: "anthropic/claude-sonnet-4-5" }, env: () => ({ ANTHROPIC_API_KEY: "" }) },
-  "invalid-config": { prompt: "scenario:plain", env: () => ({ OPENCODE_CONFIG_CONTENT: JSON.stringify({ provider: 5 }) }) },
-  "malformed-project-config": { prompt: "scenario:plain", workspaceFiles: { "opencode.json": '{"model": ' } },
-  "session-not-found": { prompt: "scenario:plain", args: { session: "ses_doesnotexist" } },
-  "agent-fallback": { prompt: "scenario:plain", args: { agent: "nosuchagent" } },
-  "api-500": { prompt: "scenario:plain", slow: true, script: () => ({ kind: "http", status: 500, body: { error: { message: "The server had an error while processing your request." } } }) },
-  "connection-refused": { prompt: "scenario:plain", slow: true, env: () => ({}) },
-};
+import { scriptedReply, startModelServer } from "../test/support/model-server.js";
+import { SCENARIOS, closedPort, type Scenario } from "../test/support/scenarios.js";
 
 async function record(binary: string, version: string, features: Features, name: string, scenario: Scenario, outRoot: string): Promise<void> {
   const server = await startModelServer(scenario.script ?? scriptedReply);
