@@ -16,7 +16,17 @@ export type CliIo = { argv: string[]; env: NodeJS.ProcessEnv; stdin: NodeJS.Read
 
 const defaultIo = (): CliIo => ({ argv: process.argv.slice(2), env: process.env, stdin: process.stdin, stderr: process.stderr });
 
+/** `oc-exec resume [ID | --last] [prompt...]` is a friendly spelling of --session / --continue. */
+export function rewriteResume(argv: string[]): string[] {
+  if (argv[0] !== "resume") return argv;
+  const [, first, ...rest] = argv;
+  if (first === "--last" || first === undefined) return ["--continue", ...rest];
+  if (/^ses_/.test(first)) return ["--session", first, ...rest];
+  return ["--continue", first, ...rest];
+}
+
 export async function main(io: CliIo = defaultIo()): Promise<number> {
+  io = { ...io, argv: rewriteResume(io.argv) };
   const program = buildProgram({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) });
   let subcommand: { name: string; file?: string; flags?: Record<string, unknown> } | null = null;
   for (const command of program.commands) {

@@ -3,6 +3,9 @@
 import { Command, Option } from "commander";
 import { resolve } from "node:path";
 import { DEFAULTS, type TurnOptions } from "../turn/options.js";
+import { parseMcp, readConfigFile } from "../opencode/config-content.js";
+import { splitList } from "../opencode/permissions.js";
+import { readOutputSchema } from "../turn/structured-output.js";
 import { parseAmount, parseCount, parseDuration } from "./duration.js";
 
 export type RawFlags = {
@@ -19,6 +22,17 @@ export type RawFlags = {
   dangerouslySkipPermissions?: boolean;
   opencode?: string;
   promptFile?: string;
+  continue?: boolean;
+  fork?: boolean;
+  allow?: string[];
+  deny?: string[];
+  config?: string[];
+  mcp?: string[];
+  outputSchema?: string;
+  outputLastMessage?: string;
+  ephemeral?: boolean;
+  export?: boolean;
+  includeRaw?: boolean;
   stdinTimeout: string;
   timeout?: string;
   startupTimeout: string;
@@ -48,6 +62,8 @@ export const HELP_EXAMPLES = `
 Examples:
   $ oc-exec "Explain what src/ does" | jq -r 'select(.type=="result") | .text'
   $ git diff | oc-exec -m anthropic/claude-sonnet-4-5 --dir ../repo "Review this diff"
+  $ oc-exec resume --last "Now add tests"            # = oc-exec --continue "Now add tests"
+  $ oc-exec --allow read,grep,glob,list --output-schema answer.schema.json "Which files use fetch?"
   $ oc-exec --timeout 10m --max-cost-usd 0.50 "Fix the failing test" > events.jsonl
     case $? in
       0) echo ok ;;  2) echo "needs a permission" ;;  4) echo "provider API failed" ;;
@@ -83,6 +99,9 @@ export function buildProgram(output: ProgramOutput): Command {
   program
     .option("--dir <path>", "workspace directory (default: the current directory)")
     .option("-s, --session <id>", "resume this opencode session")
+    .option("-c, --continue", "resume the most recent session")
+    .option("--fork", "fork the resumed session (with --session or --continue)")
+    .option("--ephemeral", "delete the session after the turn, also when it fails")
     .option("--title <text>", "session title (default: the prompt's first line)")
     .option("-f, --file <path>", "attach a file to the message (repeatable)", collect)
     .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
@@ -90,6 +109,10 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--pure", "run opencode without external plugins")
     .option("--auto", "approve every permission the opencode config does not deny (default: ask, which a headless run rejects)")
     .addOption(new Option("--dangerously-skip-permissions", "alias of --auto").hideHelp())
+    .option("--allow <keys>", "allow these permission keys (comma list, repeatable); every other known key is denied", collect)
+    .option("--deny <keys>", "deny these permission keys (comma list, repeatable); overrides --allow", collect)
+    .option("--config <file.json>", "extra opencode configuration, merged into OPENCODE_CONFIG_CONTENT (repeatable)", collect)
+    .option("--mcp <name=command>", "an MCP server for this turn: NAME=COMMAND [ARGS...] (repeatable)", collect)
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
   program.optionsGroup("Limits:");
   program
@@ -103,6 +126,10 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--max-output-bytes <n>", "cap each tool output in events", String(DEFAULTS.maxOutputBytes));
   program.optionsGroup("Output:");
   program
+    .option("-o, --output-last-message <file>", "write the final assistant message to a file (atomically)")
+    .option("--output-schema <file>", "a JSON Schema the final answer must satisfy; the value goes to result.structured_output")
+    .option("--no-export", "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)")
+    .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "more progress on stderr")
     .addOption(new Option("--color <when>", "color on stderr").choices(["auto", "always", "never"]).default("auto"));
@@ -140,6 +167,17 @@ export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettin
       title: flags.title ?? null,
       files: flags.file ?? [],
       pure: flags.pure ?? false,
+      continueLast: flags.continue ?? false,
+      fork: flags.fork ?? false,
+      allow: splitList(flags.allow ?? []),
+      deny: splitList(flags.deny ?? []),
+      config: [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)],
+      outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : null,
+      outputLastMessage: flags.outputLastMessage ? resolve(flags.outputLastMessage) : null,
+      ephemeral: flags.ephemeral ?? false,
+      // commander sets export=true unless --no-export; the environment can turn the default off.
+      export: flags.export === false || env.OC_EXEC_EXPORT === "0" ? false : undefined,
+      includeRaw: flags.includeRaw ?? false,
       auto: Boolean(flags.auto || flags.dangerouslySkipPermissions),
       env,
       timeoutMs: optionalDuration(flags.timeout, "--timeout"),

@@ -48,6 +48,10 @@ export type TurnFacts = {
 export type NormalizerOptions = {
   workspace: string;
   resume: string | null;
+  /** --continue: an existing session is resumed, whose id we learn from opencode. */
+  continuing?: boolean;
+  /** --fork: opencode runs a new session forked from the resumed one, so its id differs. */
+  fork?: boolean;
   maxOutputBytes: number;
   maxLineBytes?: number;
 };
@@ -171,8 +175,9 @@ export class Normalizer {
     if (this.facts.sessionId !== null) return;
     this.facts.sessionId = id;
     const requested = this.options.resume;
-    if (requested && requested !== id) this.facts.sessionMismatch = { requested, reported: id };
-    this.emit({ type: "session.started", resumed: requested !== null && requested === id });
+    if (requested && requested !== id && !this.options.fork) this.facts.sessionMismatch = { requested, reported: id };
+    const resumed = (requested !== null && requested === id) || (this.options.continuing === true && !this.options.fork);
+    this.emit({ type: "session.started", resumed });
   }
 
   private upstreamEvent(type: string, event: Json): void {

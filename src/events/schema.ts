@@ -30,6 +30,7 @@ const base = {
   seq: count().describe("0, 1, 2, ... contiguous within one run."),
   time: z.iso.datetime({ precision: 3 }).describe("When oc-exec wrote the event, ISO 8601 UTC with milliseconds."),
   session_id: z.string().nullable().describe("The opencode session id, null until known."),
+  raw: z.string().optional().describe("With --include-raw: the opencode line this event came from."),
 };
 
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) =>
@@ -173,6 +174,8 @@ export const ResultSchema = event(
       })
       .strict()
       .describe("How the opencode process ended; nulls when it never ran."),
+    structured_output: z.unknown().optional().describe("With --output-schema: the validated JSON value of the final answer."),
+    session_deleted: z.boolean().optional().describe("With --ephemeral: whether the session was deleted after the turn."),
     stream: z
       .object({
         json_lines: count(),

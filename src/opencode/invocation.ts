@@ -16,6 +16,13 @@ export type InvocationInput = {
   pure: boolean;
   /** Approve whatever the permission config does not deny (opencode --auto). */
   auto?: boolean;
+  /** resume the most recent session (--continue), or fork the resumed one (--fork). */
+  continueLast?: boolean;
+  fork?: boolean;
+  /** OPENCODE_PERMISSION to set; any inherited value is removed first. null: leave it alone. */
+  permission?: Record<string, string> | null;
+  /** OPENCODE_CONFIG_CONTENT to set (already merged with the inherited value). */
+  configContent?: string;
   baseEnv: NodeJS.ProcessEnv;
   /** What the installed opencode accepts; default: everything the pinned release has. */
   features?: Features;
@@ -24,8 +31,9 @@ export type InvocationInput = {
 export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string; cwd: string };
 
 /** A flag the user asked for that this opencode release does not have. */
-export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure" | "auto">, features: Features): string[] {
+export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure" | "auto" | "fork">, features: Features): string[] {
   const missing: string[] = [];
+  if (input.fork && !features.fork) missing.push("--fork");
   if (input.auto && !features.autoFlag) missing.push("--auto");
   if (input.variant && !features.variant) missing.push("--variant");
   if (input.thinking && !features.thinking) missing.push("--thinking");
@@ -49,9 +57,18 @@ export function titleFor(prompt: string): string {
   return title === "" ? "oc-exec turn" : title;
 }
 
-export function buildEnv(baseEnv: NodeJS.ProcessEnv): Record<string, string> {
+export function buildEnv(
+  baseEnv: NodeJS.ProcessEnv,
+  extra: { permission?: Record<string, string> | null; configContent?: string } = {},
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
+  if (extra.permission) {
+    // A policy replaces whatever the caller's environment carried, never merges with it.
+    delete env.OPENCODE_PERMISSION;
+    env.OPENCODE_PERMISSION = JSON.stringify(extra.permission);
+  }
+  if (extra.configContent !== undefined) env.OPENCODE_CONFIG_CONTENT = extra.configContent;
   return { ...env, ...MANAGED_ENV };
 }
 
@@ -68,6 +85,8 @@ export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "p
   if (input.variant) args.push("--variant", input.variant);
   if (input.thinking) args.push("--thinking");
   if (input.session) args.push("--session", input.session);
+  else if (input.continueLast) args.push("--continue");
+  if (input.fork) args.push("--fork");
   if (input.pure) args.push("--pure");
   // 1.14 knows only --dangerously-skip-permissions; 1.18 prefers --auto (and keeps the old name hidden).
   if (input.auto && features.autoFlag) args.push(features.autoFlag);
@@ -77,5 +96,6 @@ export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "p
 }
 
 export function buildInvocation(input: InvocationInput): Invocation {
-  return { file: input.binary, args: buildArgs(input), env: buildEnv(input.baseEnv), input: input.prompt, cwd: input.workspace };
+  const env = buildEnv(input.baseEnv, { permission: input.permission, configContent: input.configContent });
+  return { file: input.binary, args: buildArgs(input), env, input: input.prompt, cwd: input.workspace };
 }

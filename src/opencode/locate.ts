@@ -41,15 +41,21 @@ export function bundledBinary(): Located | null {
   const dir = packageDir("opencode-ai");
   if (!dir) return null;
   const version = packageVersion(dir);
-  for (const candidate of [join(dir, "bin", "opencode.exe"), join(dir, "bin", "opencode")]) {
-    if (isExecutableFile(candidate)) return { path: candidate, source: "bundled", packageVersion: version };
-  }
-  const arch = process.arch === "x64" ? "x64" : process.arch;
+  // The platform package holds the real binary whether or not opencode-ai's postinstall ran
+  // (without it, opencode-ai/bin/opencode.exe is a 479-byte placeholder).
+  const platformRequire = createRequire(join(dir, "package.json"));
   for (const variant of ["", "-baseline", "-musl", "-baseline-musl"]) {
-    const platformDir = packageDir(`opencode-${process.platform}-${arch}${variant}`);
+    let platformDir: string | null = null;
+    try {
+      platformDir = dirname(platformRequire.resolve(`opencode-${process.platform}-${process.arch}${variant}/package.json`));
+    } catch {
+      platformDir = packageDir(`opencode-${process.platform}-${process.arch}${variant}`);
+    }
     const candidate = platformDir ? join(platformDir, "bin", "opencode") : null;
     if (candidate && isExecutableFile(candidate)) return { path: candidate, source: "bundled", packageVersion: version };
   }
+  const linked = join(dir, "bin", "opencode.exe");
+  if (isExecutableFile(linked) && statSync(linked).size > 1024 * 1024) return { path: linked, source: "bundled", packageVersion: version };
   return null;
 }
 

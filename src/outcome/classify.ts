@@ -28,6 +28,8 @@ export type TurnEnd = {
   launchError: { name: string; message: string } | null;
   internalError: { message: string } | null;
   process: ProcessEnd | null;
+  /** The final answer failed --output-schema. */
+  outputError?: string | null;
 };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
@@ -129,6 +131,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
   agent_error: (facts, end) => {
     const e = facts.errors[0];
     if (e) return fromUpstream(e);
+    if (end.outputError) return detail("StructuredOutputError", end.outputError);
     if (facts.lastStepReason === "length")
       return detail("OutputLengthError", "the model's answer was cut off: the last step finished with reason \"length\" (output token limit)");
     const p = end.process;

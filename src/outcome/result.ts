@@ -6,7 +6,19 @@ import { exitCodeOf } from "./exit-codes.js";
 
 export type ResultDraft = Omit<EventOf<"result">, "seq" | "time" | "session_id">;
 
-export function buildResult(facts: TurnFacts, outcome: Outcome, meta: { durationMs: number; model: string | null; process: ProcessEnd | null }): ResultDraft {
+export type ResultMeta = {
+  durationMs: number;
+  model: string | null;
+  process: ProcessEnd | null;
+  costUsd?: number;
+  structuredOutput?: { value: unknown };
+  sessionDeleted?: boolean;
+};
+
+export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
+  const extras: Partial<ResultDraft> = {};
+  if (meta.structuredOutput) extras.structured_output = meta.structuredOutput.value;
+  if (meta.sessionDeleted !== undefined) extras.session_deleted = meta.sessionDeleted;
   return {
     type: "result",
     ok: outcome.class === "success",
@@ -17,13 +29,14 @@ export function buildResult(facts: TurnFacts, outcome: Outcome, meta: { duration
     text: facts.finalText,
     usage: { ...facts.usage },
     // Float sums drift (0.1 + 0.2); cost is reported to a millionth of a cent.
-    cost_usd: Math.round(facts.costUsd * 1e8) / 1e8,
+    cost_usd: Math.round((meta.costUsd ?? facts.costUsd) * 1e8) / 1e8,
     duration_ms: Math.max(0, Math.round(meta.durationMs)),
     steps: facts.steps,
     tools: { ...facts.tools },
     files_changed: facts.filesChanged.map((c) => ({ ...c })),
     permission_denials: facts.permissionDenials.map((d) => ({ ...d })),
     opencode: { exit_code: meta.process?.exitCode ?? null, signal: meta.process?.signal ?? null },
+    ...extras,
     stream: { ...facts.stream },
   };
 }

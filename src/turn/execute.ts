@@ -6,9 +6,14 @@ import { resolve } from "node:path";
 import { Emitter } from "../events/emitter.js";
 import { LineSplitter } from "../events/line-splitter.js";
 import { Normalizer } from "../events/normalize.js";
-import type { OcEvent, ResultEvent } from "../events/schema.js";
+import type { EventDraft, OcEvent, ResultEvent } from "../events/schema.js";
 import { SCHEMA_VERSION } from "../events/schema-version.js";
-import { buildInvocation } from "../opencode/invocation.js";
+import { mergeConfigContent } from "../opencode/config-content.js";
+import { buildInvocation, titleFor, type Invocation } from "../opencode/invocation.js";
+import { buildPolicy } from "../opencode/permissions.js";
+import { deleteSession, exportSession } from "../opencode/session-commands.js";
+import { writeFileAtomic } from "../output/last-message.js";
+import { checkStructuredOutput, schemaInstruction } from "./structured-output.js";
 import { locateOpencode, type LocateResult } from "../opencode/locate.js";
 import { startProcess } from "../opencode/process.js";
 import { TESTED_RANGE } from "../opencode/features.js";
@@ -61,10 +66,20 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
   const env = options.env ?? process.env;
   const workspace = resolve(options.dir ?? process.cwd());
   let result: ResultEvent | null = null;
+  let after: AfterTurn = {};
   const normalizer: Normalizer = new Normalizer(
-    { workspace, resume: options.session ?? null, maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes, maxLineBytes: options.maxLineBytes ?? DEFAULTS.maxLineBytes },
-    (draft) => emitter.emit(draft),
+    {
+      workspace,
+      resume: options.session ?? null,
+      continuing: options.continueLast ?? false,
+      fork: options.fork ?? false,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
+      maxLineBytes: options.maxLineBytes ?? DEFAULTS.maxLineBytes,
+    },
+    // --include-raw: events derived from an opencode line carry that line.
+    (draft) => emitter.emit(options.includeRaw && rawLine.text !== null ? ({ ...draft, raw: rawLine.text } as EventDraft) : draft),
   );
+  const rawLine: RawLine = { text: null };
   const emitter = new Emitter(
     (event) => {
       if (event.type === "result") result = event;
@@ -96,7 +111,12 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     if (detected && !detected.tested) {
       normalizer.warning("untested_opencode", `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`);
     }
-    const missing = detected ? unsupportedFlags({ variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false, auto: options.auto ?? false }, detected.features) : [];
+    const missing = detected
+      ? unsupportedFlags(
+          { variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false, auto: options.auto ?? false, fork: options.fork ?? false },
+          detected.features,
+        )
+      : [];
     if (!end.launchError && missing.length > 0) {
       end.launchError = { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` };
     }
@@ -118,17 +138,20 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
         end.launchError = { name: error.name, message: error.message };
       }
     }
-    stopFromSignal();
-    if (!end.launchError && end.stop === null && located.ok) {
-      await runProcess(options, normalizer, end, control, {
-        binary: located.binary.path,
-        detected: detected!,
-        workspace,
-        prompt,
-        files: files.resolved,
-        env,
-      });
+    let invocation: Invocation | null = null;
+    if (!end.launchError && located.ok) {
+      try {
+        invocation = prepareInvocation(options, normalizer, { binary: located.binary.path, detected: detected!, workspace, prompt, files: files.resolved, env });
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        end.launchError = { name: error.name, message: error.message };
+      }
     }
+    stopFromSignal();
+    if (invocation && !end.launchError && end.stop === null) {
+      await runProcess(options, normalizer, end, control, invocation, rawLine);
+    }
+    if (invocation && !end.launchError) after = await afterTurn(options, normalizer, end, invocation);
   } catch (error) {
     end.internalError = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
@@ -139,29 +162,92 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     end.internalError ??= { message: String(error) };
   }
   const outcome = classifyOutcome(normalizer.facts, end);
-  emitter.emit(buildResult(normalizer.facts, outcome, { durationMs: clock() - startedAt, model: options.model ?? null, process: end.process }));
+  emitter.emit(
+    buildResult(normalizer.facts, outcome, {
+      durationMs: clock() - startedAt,
+      model: after.model ?? options.model ?? null,
+      process: end.process,
+      costUsd: after.costUsd,
+      structuredOutput: after.structuredOutput,
+      sessionDeleted: after.sessionDeleted,
+    }),
+  );
   return result!;
 }
 
+type RawLine = { text: string | null };
 type Launch = { binary: string; detected: Detected; workspace: string; prompt: string; files: string[]; env: NodeJS.ProcessEnv };
+type AfterTurn = { model?: string; costUsd?: number; structuredOutput?: { value: unknown }; sessionDeleted?: boolean };
 
-async function runProcess(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, control: TurnControl, launch: Launch): Promise<void> {
-  const invocation = buildInvocation({
+/** The argv and environment, with the permission policy, extra config and output-schema prompt. */
+function prepareInvocation(options: TurnOptions, normalizer: Normalizer, launch: Launch): Invocation {
+  const policy = buildPolicy(options.allow ?? [], options.deny ?? []);
+  for (const w of policy?.warnings ?? []) normalizer.warning(w.code, w.message);
+  const configContent = mergeConfigContent(launch.env.OPENCODE_CONFIG_CONTENT, options.config ?? []);
+  const prompt = options.outputSchema ? `${launch.prompt}${schemaInstruction(options.outputSchema)}` : launch.prompt;
+  return buildInvocation({
     binary: launch.binary,
     workspace: launch.workspace,
-    prompt: launch.prompt,
-    title: options.title ?? null,
+    prompt,
+    title: options.title ?? (options.outputSchema ? titleFor(launch.prompt) : null),
     model: options.model ?? null,
     agent: options.agent ?? null,
     variant: options.variant ?? null,
     thinking: options.thinking ?? false,
     session: options.session ?? null,
+    continueLast: options.continueLast ?? false,
+    fork: options.fork ?? false,
     files: launch.files,
     pure: options.pure ?? false,
     auto: options.auto ?? false,
+    permission: policy?.value ?? null,
+    configContent,
     baseEnv: launch.env,
     features: launch.detected.features,
   });
+}
+
+/** Work after opencode has exited: export, ephemeral delete, output schema, last-message file. */
+async function afterTurn(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, invocation: Invocation): Promise<AfterTurn> {
+  const facts = normalizer.facts;
+  const after: AfterTurn = {};
+  const ctx = { binary: invocation.file, env: invocation.env, cwd: invocation.cwd, timeoutMs: DEFAULTS.sessionCommandTimeoutMs };
+  const stoppedByUser = end.stop?.kind === "interrupted" || end.stop?.kind === "terminated" || end.stop?.kind === "broken_pipe";
+  // opencode's stream never names the model; export does, at the cost of another opencode start,
+  // so by default only when the caller did not name the model.
+  const wantExport = options.export ?? !options.model;
+  if (facts.sessionId && wantExport && !stoppedByUser) {
+    const exported = await exportSession(ctx, facts.sessionId);
+    if ("error" in exported) normalizer.warning("export_failed", exported.error);
+    else {
+      if (exported.model) after.model = exported.model;
+      if (facts.costUsd === 0 && exported.costUsd) after.costUsd = exported.costUsd;
+    }
+  }
+  if (options.ephemeral) {
+    if (!facts.sessionId) after.sessionDeleted = false;
+    else {
+      const deleted = await deleteSession(ctx, facts.sessionId);
+      after.sessionDeleted = deleted === true;
+      if (deleted !== true) normalizer.warning("delete_failed", deleted.error);
+    }
+  }
+  if (options.outputSchema && end.stop === null) {
+    const check = checkStructuredOutput(options.outputSchema, facts.finalText);
+    if ("value" in check) after.structuredOutput = check;
+    else end.outputError = check.error;
+  }
+  if (options.outputLastMessage && facts.finalText !== null) {
+    try {
+      writeFileAtomic(options.outputLastMessage, facts.finalText);
+    } catch (error) {
+      normalizer.warning("output_last_message_failed", `could not write --output-last-message ${options.outputLastMessage}: ${(error as Error).message}`);
+    }
+  }
+  return after;
+}
+
+async function runProcess(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, control: TurnControl, invocation: Invocation, rawLine: RawLine): Promise<void> {
   const killAfterMs = options.killAfterMs ?? DEFAULTS.killAfterMs;
   const budgets = { maxSteps: options.maxSteps ?? null, maxTokens: options.maxTokens ?? null, maxCostUsd: options.maxCostUsd ?? null };
   const hasBudgets = budgets.maxSteps !== null || budgets.maxTokens !== null || budgets.maxCostUsd !== null;
@@ -207,7 +293,9 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
 
   const stdout = new LineSplitter(guard((line) => {
     timers.activity();
+    rawLine.text = line.truncated ? null : line.text;
     normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
+    rawLine.text = null;
     if (!sawJson && normalizer.facts.stream.json_lines > 0) {
       sawJson = true;
       timers.firstJson();
@@ -225,7 +313,9 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
   const stderr = new LineSplitter(guard((line) => {
     timers.activity();
     if (!sawJson) timers.signOfLife();
+    rawLine.text = line.text;
     normalizer.stderrLine(line.text);
+    rawLine.text = null;
     if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
       configGrace = setTimeout(() => {
         if (!sawJson) stop({ kind: "blocked" });
@@ -242,7 +332,7 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     const ended = await running.done;
     stdout.end();
     stderr.end();
-    if (ended.spawnError) end.launchError = { name: "SpawnError", message: `could not start opencode at ${launch.binary}: ${ended.spawnError}` };
+    if (ended.spawnError) end.launchError = { name: "SpawnError", message: `could not start opencode at ${invocation.file}: ${ended.spawnError}` };
     else end.process = { exitCode: ended.exitCode, signal: ended.signal };
   } finally {
     timers.clear();

@@ -20,6 +20,24 @@ export type TurnOptions = {
   pure?: boolean;
   /** Auto-approve permissions the config does not deny (opencode --auto). Off by default: safe. */
   auto?: boolean;
+  /** Resume the most recent session (opencode --continue); fork the resumed session (--fork). */
+  continueLast?: boolean;
+  fork?: boolean;
+  /** Permission keys to allow (all other known keys are then denied) and to deny. */
+  allow?: string[];
+  deny?: string[];
+  /** Extra opencode configuration objects, deep-merged into OPENCODE_CONFIG_CONTENT. */
+  config?: Record<string, unknown>[];
+  /** A JSON Schema the final answer must satisfy; the parsed value lands in result.structured_output. */
+  outputSchema?: object | null;
+  /** Write the final assistant message to this file, atomically. */
+  outputLastMessage?: string | null;
+  /** Delete the session after the turn (opencode session delete). */
+  ephemeral?: boolean;
+  /** After the turn, ask `opencode export` for the model and cost (default: when the model is unknown). */
+  export?: boolean;
+  /** Attach the original opencode line to each event derived from it. */
+  includeRaw?: boolean;
   /** The environment opencode inherits (before oc-exec's managed variables). Default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Whole-turn, start-up (first JSON line) and idle (no output) limits in ms; 0 or null = off. */
@@ -50,4 +68,5 @@ export const DEFAULTS = {
   // Lines above this are cut and reported (a 20 MB line must not grow memory without bound);
   // real tool output lines of 10 MB still pass whole.
   maxLineBytes: 16 * 1024 * 1024,
+  sessionCommandTimeoutMs: 30_000,
 } as const;

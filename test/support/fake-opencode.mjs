@@ -25,6 +25,12 @@ if (process.argv.includes("--help")) {
   process.exit(0);
 }
 
+// `opencode export` and `opencode session delete`: this fake has no sessions.
+if (process.argv[2] === "export" || process.argv[2] === "session") {
+  process.stderr.write("Error: Session not found\n");
+  process.exit(1);
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const write = (stream, text) => new Promise((r) => (stream.write(text) ? r() : stream.once("drain", r)));
 const sid = "ses_fake0000000000000000000001";

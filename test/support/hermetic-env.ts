@@ -36,6 +36,8 @@ export function makeHermeticHome(baseURL: string): HermeticHome {
     OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
     OPENCODE_AUTO_SHARE: "false",
     OPENCODE_CONFIG_CONTENT: providerConfig(baseURL),
+    // `opencode export` after each turn costs another opencode start; the export tests turn it on.
+    OC_EXEC_EXPORT: "0",
   };
   return { root, workspace, env, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }

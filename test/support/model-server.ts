@@ -75,6 +75,10 @@ export function scriptedReply(body: ChatRequest): Reply {
     case "loop-tools":
       // An agent that never stops calling tools: what budgets exist for.
       return { kind: "tool", calls: [{ name: "bash", args: { command: `echo step ${results.length}`, description: "Loop" } }], usage: { prompt_tokens: 1000, completion_tokens: 50 } };
+    case "json":
+      return { kind: "text", text: 'Here it is:\n```json\n{"answer": 42, "files": ["a.ts"]}\n```' };
+    case "json-bad":
+      return { kind: "text", text: '{"answer": "forty-two"}' };
     case "length":
       return { kind: "text", text: "This answer was cut", finish: "length" };
     case "http-401":

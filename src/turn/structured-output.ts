@@ -1,0 +1,71 @@
+// --output-schema: tell the model what shape the final answer must have, then find the JSON in
+// the answer (plain, or in a fenced block) and validate it with ajv.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { ConfigError } from "../outcome/errors.js";
+
+export function readOutputSchema(path: string): object {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`--output-schema ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`, "UsageError");
+  }
+  if (typeof schema !== "object" || schema === null) throw new ConfigError(`--output-schema ${path}: not a JSON Schema object`, "UsageError");
+  return schema;
+}
+
+export function schemaInstruction(schema: object): string {
+  return [
+    "",
+    "",
+    "Your final answer must be a single JSON value that satisfies the JSON Schema below, with nothing before or after it (a ```json fenced block is fine).",
+    "```json",
+    JSON.stringify(schema, null, 2),
+    "```",
+  ].join("\n");
+}
+
+/** The JSON value in an answer: the whole text, else the last fenced block, else the outermost braces. */
+export function extractJson(text: string): { value: unknown } | null {
+  const attempts: string[] = [text.trim()];
+  const fences = [...text.matchAll(/```(?:json)?\s*\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+  attempts.push(...fences.reverse());
+  for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
+    const a = text.indexOf(open);
+    const b = text.lastIndexOf(close);
+    if (a !== -1 && b > a) attempts.push(text.slice(a, b + 1));
+  }
+  for (const candidate of attempts) {
+    try {
+      return { value: JSON.parse(candidate) as unknown };
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+type Validator = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+
+export function validateAgainst(schema: object, value: unknown): string[] {
+  // ajv is loaded only when --output-schema is used.
+  const require = createRequire(import.meta.url);
+  const draft2020 = (schema as { $schema?: string }).$schema?.includes("2020-12");
+  const Ajv = (require(draft2020 ? "ajv/dist/2020" : "ajv") as { default: new (o: object) => { compile(s: object): Validator } }).default;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  (require("ajv-formats") as { default: (a: unknown) => void }).default(ajv);
+  const validate = ajv.compile(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`);
+}
+
+export type StructuredCheck = { value: unknown } | { error: string };
+
+export function checkStructuredOutput(schema: object, text: string | null): StructuredCheck {
+  if (text === null) return { error: "the turn produced no final message to check against --output-schema" };
+  const found = extractJson(text);
+  if (!found) return { error: "the final message contains no JSON value (--output-schema)" };
+  const problems = validateAgainst(schema, found.value);
+  return problems.length === 0 ? { value: found.value } : { error: `the final message does not match --output-schema: ${problems.join("; ")}` };
+}

@@ -1,0 +1,178 @@
+// The features exec users expect, each against the real opencode and the scripted model server.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { eventsOf } from "../support/run-cli.js";
+import { bundledBinary } from "../../src/opencode/locate.js";
+
+const e2e = useE2E();
+
+function sessionIds(): string[] {
+  const out = execFileSync(bundledBinary()!.path, ["session", "list", "--format", "json"], { env: e2e.home.env, cwd: e2e.home.workspace, encoding: "utf8" });
+  return out.trim() === "" ? [] : (JSON.parse(out) as { id: string }[]).map((s) => s.id);
+}
+
+describe("sessions", () => {
+  it("--session resumes a session: the prompt is sent, resumed is true, the model sees the history", async () => {
+    const first = await e2e.run(["-q", "scenario:echo first question"]);
+    const id = first.result.session_id!;
+    const second = await e2e.run(["-q", "--session", id, "scenario:echo second question"]);
+    expect(second.code).toBe(0);
+    expect(eventsOf(second, "run.started")[0]!.resume).toBe(id);
+    expect(eventsOf(second, "session.started")[0]).toMatchObject({ session_id: id, resumed: true });
+    const last = e2e.server.requests.at(-1)!.body.messages.filter((m) => m.role === "user");
+    expect(last.length).toBe(2);
+  });
+
+  it("--continue and `resume --last` resume the most recent session; --fork forks it", async () => {
+    const first = await e2e.run(["-q", "scenario:plain hello"]);
+    const id = first.result.session_id!;
+    const cont = await e2e.run(["-q", "--continue", "scenario:plain again"]);
+    expect(eventsOf(cont, "session.started")[0]).toMatchObject({ session_id: id, resumed: true });
+    const alias = await e2e.run(["resume", "--last", "-q", "scenario:plain and again"]);
+    expect(eventsOf(alias, "session.started")[0]).toMatchObject({ session_id: id, resumed: true });
+    const forked = await e2e.run(["-q", "--session", id, "--fork", "scenario:plain forked"]);
+    expect(forked.code).toBe(0);
+    expect(forked.result.session_id).not.toBe(id);
+    expect(eventsOf(forked, "session.started")[0]!.resumed).toBe(false);
+  });
+
+  it("--ephemeral deletes the session after the turn, also when the turn fails", async () => {
+    const ok = await e2e.run(["-q", "--ephemeral", "scenario:plain bye"]);
+    expect(ok.code).toBe(0);
+    expect(ok.result.session_deleted).toBe(true);
+    const failed = await e2e.run(["-q", "--ephemeral", "scenario:http-401"]);
+    expect(failed.code).toBe(4);
+    expect(failed.result.session_deleted).toBe(true);
+    const remaining = sessionIds();
+    expect(remaining).not.toContain(ok.result.session_id);
+    expect(remaining).not.toContain(failed.result.session_id);
+  });
+});
+
+describe("permission policy", () => {
+  const ask = { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) };
+
+  it("--allow replaces an inherited OPENCODE_PERMISSION: the ask is gone and bash runs", async () => {
+    const run = await e2e.run(["-q", "--allow", "bash,read", "scenario:tool run echo"], { extraEnv: ask });
+    expect(run.code).toBe(0);
+    expect(eventsOf(run, "tool")[0]).toMatchObject({ tool: "bash", status: "completed" });
+  });
+
+  it("--auto approves what the config only asks for", async () => {
+    const run = await e2e.run(["-q", "--auto", "scenario:tool run echo"], { extraEnv: ask });
+    expect(run.code).toBe(0);
+    expect(eventsOf(run, "tool")[0]!.status).toBe("completed");
+  });
+
+  it("the default stays safe: nothing is auto-approved", async () => {
+    const run = await e2e.run(["-q", "scenario:tool run echo"], { extraEnv: ask });
+    expect(run.code).toBe(2);
+  });
+
+  it("the policy reaches opencode exactly; unknown keys pass with a warning; a key in both lists is a config_error", async () => {
+    const record = join(e2e.home.root, "record-policy.json");
+    const run = await e2e.run(["-q", "--allow", "read,grep", "--deny", "grep,frobnicate", "x"], {
+      extraEnv: { ...ask, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_RECORD: record },
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.error!.message).toBe("grep is in both --allow and --deny");
+    const run2 = await e2e.run(["-q", "--allow", "read", "--deny", "frobnicate", "x"], {
+      extraEnv: { ...ask, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_RECORD: record },
+    });
+    expect(run2.code).toBe(0);
+    expect(eventsOf(run2, "warning").map((w) => w.code)).toEqual(["unknown_permission"]);
+    const seen = JSON.parse(readFileSync(record, "utf8")) as { env: Record<string, string> };
+    const policy = JSON.parse(seen.env.OPENCODE_PERMISSION!) as Record<string, string>;
+    expect(policy.read).toBe("allow");
+    expect(policy.frobnicate).toBe("deny");
+    expect(policy.bash).toBe("deny");
+    expect(Object.values(policy).filter((v) => v === "allow")).toEqual(["allow"]);
+  });
+});
+
+describe("output", () => {
+  it("-o writes the final message atomically, on success and on failure", async () => {
+    const file = join(e2e.home.root, "last.txt");
+    const ok = await e2e.run(["-q", "-o", file, "scenario:plain hi"]);
+    expect(readFileSync(file, "utf8")).toBe("Hello from the scripted model.");
+    expect(ok.result.text).toBe("Hello from the scripted model.");
+    const cut = await e2e.run(["-q", "-o", file, "scenario:length"]);
+    expect(cut.code).toBe(1);
+    expect(readFileSync(file, "utf8")).toBe("This answer was cut");
+  });
+
+  it("--output-schema: the model is told, the JSON is extracted and validated into structured_output", async () => {
+    const schemaFile = join(e2e.home.root, "answer.schema.json");
+    writeFileSync(schemaFile, JSON.stringify({ type: "object", required: ["answer"], properties: { answer: { type: "number" }, files: { type: "array", items: { type: "string" } } } }));
+    const ok = await e2e.run(["-q", "--output-schema", schemaFile, "scenario:json what is it"]);
+    expect(ok.code).toBe(0);
+    expect(ok.result.structured_output).toEqual({ answer: 42, files: ["a.ts"] });
+    expect(e2e.requestsFor("scenario:json what is it").at(-1)!.userText).toContain('"required": [\n    "answer"\n  ]');
+    const bad = await e2e.run(["-q", "--output-schema", schemaFile, "scenario:json-bad what is it"]);
+    expect(bad.code).toBe(1);
+    expect(bad.result.error).toMatchObject({ name: "StructuredOutputError", message: "the final message does not match --output-schema: /answer must be number" });
+    expect(bad.result.structured_output).toBeUndefined();
+  });
+
+  it("--include-raw attaches the opencode line to each event derived from it", async () => {
+    const run = await e2e.run(["-q", "--include-raw", "scenario:plain hi"]);
+    expect(run.events[0]!.raw).toBeUndefined();
+    const message = eventsOf(run, "message")[0]!;
+    expect(JSON.parse(message.raw!)).toMatchObject({ type: "text", part: { text: "Hello from the scripted model." } });
+    expect(run.result.raw).toBeUndefined();
+  });
+
+  it("--max-output-bytes caps tool output and says so", async () => {
+    const run = await e2e.run(["-q", "--max-output-bytes", "2", "scenario:tool run echo"]);
+    expect(eventsOf(run, "tool")[0]).toMatchObject({ output: "hi", output_truncated: true });
+  });
+});
+
+describe("configuration and model", () => {
+  it("--config is deep-merged with the inherited OPENCODE_CONFIG_CONTENT (the provider stays, the permission applies)", async () => {
+    const file = join(e2e.home.root, "extra.json");
+    writeFileSync(file, JSON.stringify({ permission: { bash: "ask" } }));
+    const run = await e2e.run(["-q", "--config", file, "scenario:tool run echo"]);
+    expect(run.code).toBe(2);
+    expect(run.result.permission_denials[0]).toMatchObject({ permission: "bash" });
+  });
+
+  it("--mcp adds a local MCP server to the merged config, without touching the workspace", async () => {
+    const record = join(e2e.home.root, "record-mcp.json");
+    const ws = e2e.workspace();
+    await e2e.run(["-q", "--dir", ws, "--mcp", 'files=npx -y "@scope/server fs" /tmp', "x"], { extraEnv: { OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_RECORD: record } });
+    const seen = JSON.parse(readFileSync(record, "utf8")) as { env: Record<string, string> };
+    const config = JSON.parse(seen.env.OPENCODE_CONFIG_CONTENT!) as { provider: object; mcp: object };
+    expect(config.provider).toHaveProperty("fake");
+    expect(config.mcp).toEqual({ files: { type: "local", command: ["npx", "-y", "@scope/server fs", "/tmp"], enabled: true } });
+    expect(existsSync(join(ws, "opencode.json"))).toBe(false);
+  });
+
+  it("opencode export recovers provider/model; --no-export skips it; a failing export is only a warning", async () => {
+    const exported = await e2e.run(["-q", "scenario:plain hi"], { extraEnv: { OC_EXEC_EXPORT: "1" } });
+    expect(exported.result.model).toBe("fake/fake-model");
+    const skipped = await e2e.run(["-q", "--no-export", "scenario:plain hi"], { extraEnv: { OC_EXEC_EXPORT: "1" } });
+    expect(skipped.result.model).toBeNull();
+    const failing = await e2e.run(["-q", "x"], { extraEnv: { OC_EXEC_EXPORT: "1", OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "ok" } });
+    expect(failing.code).toBe(0);
+    expect(eventsOf(failing, "warning")).toMatchObject([{ code: "export_failed", message: expect.stringContaining("Session not found") }]);
+  });
+});
+
+describe("library API", () => {
+  it("runTurn yields typed events ending in the result; the CLI and the library agree", async () => {
+    const { runTurn } = await import("../../dist/index.js");
+    const types: string[] = [];
+    let last: { type: string; class?: string; text?: string | null } | null = null;
+    for await (const event of runTurn({ prompt: "scenario:plain hi", dir: e2e.home.workspace, env: e2e.home.env })) {
+      types.push(event.type);
+      last = event;
+    }
+    expect(types).toEqual(["run.started", "session.started", "step.started", "message", "step.finished", "result"]);
+    expect(last).toMatchObject({ type: "result", class: "success", text: "Hello from the scripted model." });
+  });
+});
