@@ -2,7 +2,12 @@
 // Tiny on purpose: --version is answered without loading the CLI; everything else runs the
 // compiled entry. The exit status is set once, after stdout has drained; never process.exit().
 const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+const help = argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h") && !process.stdout.isTTY;
+if (help) {
+  // Pre-rendered at build time (scripts/render-help.mjs): no commander to load.
+  const { readFileSync } = await import("node:fs");
+  process.stdout.write(readFileSync(new URL("../dist/cli/help.txt", import.meta.url), "utf8"));
+} else if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   const { printVersions } = await import("../dist/cli/versions.js");
   process.exitCode = await printVersions();
 } else {

@@ -5,8 +5,6 @@ import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js"
 import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../outcome/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { StopReason } from "../outcome/classify.js";
-import { createReporter } from "../progress/reporter.js";
-import { runTurn } from "../turn/run-turn.js";
 import type { TurnOptions } from "../turn/options.js";
 import { VERSION } from "../version.js";
 import { buildProgram, settingsFrom, type CliSettings, type RawFlags } from "./program.js";
@@ -73,6 +71,8 @@ async function runOffline(name: "replay" | "validate", file: string, flags: Reco
 }
 
 async function runCli(io: CliIo, settings: CliSettings | null, args: string[], launchError: TurnOptions["launchError"]): Promise<number> {
+  // Loaded here, not at the top: --help and usage errors should not pay for execa and the turn.
+  const [{ createReporter }, { runTurn }] = await Promise.all([import("../progress/reporter.js"), import("../turn/run-turn.js")]);
   const reporter = await createReporter({
     quiet: settings?.quiet ?? false,
     verbose: settings?.verbose ?? false,

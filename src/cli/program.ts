@@ -196,3 +196,16 @@ export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettin
     color: flags.color,
   };
 }
+
+/** The help text exactly as `oc-exec --help` prints it when stdout is not a terminal (80 columns). */
+export function renderHelp(): string {
+  let text = "";
+  const program = buildProgram({ writeOut: (s) => (text += s), writeErr: () => {} });
+  program.configureOutput({ writeOut: (s) => (text += s), writeErr: () => {}, getOutHelpWidth: () => 80 });
+  try {
+    program.parse(["--help"], { from: "user" });
+  } catch {
+    // exitOverride: commander throws after printing the help
+  }
+  return text;
+}

@@ -130,6 +130,25 @@ const MODES = {
       await sleep(delay);
     }
   },
+  // Streams a recorded-shape corpus file as fast as the reader takes it (throughput benchmark).
+  async corpus() {
+    const { createReadStream } = await import("node:fs");
+    await new Promise((resolve, reject) => createReadStream(env.FAKE_CORPUS).on("error", reject).on("end", resolve).pipe(process.stdout, { end: false }));
+  },
+  // Writes FAKE_LINES text events at FAKE_RATE lines/s, each stamped with the time it was
+  // written (latency benchmark).
+  async paced() {
+    const n = Number(env.FAKE_LINES ?? 1000);
+    const interval = 1000 / Number(env.FAKE_RATE ?? 1000);
+    const start = performance.now();
+    await write(process.stdout, stepStart());
+    for (let i = 0; i < n; i++) {
+      const due = start + i * interval;
+      while (performance.now() < due) await new Promise((r) => setImmediate(r));
+      process.stdout.write(text(`t=${performance.timeOrigin + performance.now()}`));
+    }
+    await write(process.stdout, stepFinish());
+  },
   // The 2.x error shape.
   async "v2-error"() {
     await write(process.stdout, JSON.stringify({ type: "error", timestamp: Date.now(), sessionID: sid, error: { type: "ContextOverflowError", message: "prompt is too long" } }) + "\n");

@@ -1,0 +1,34 @@
+// Builds an NDJSON corpus from the shapes real opencode prints (recorded fixtures): steps, text,
+// tool calls with large outputs, and a few 10 MB lines. Deterministic for a given size.
+import { createWriteStream } from "node:fs";
+import { loadFixture } from "../support/fixtures.js";
+
+export async function writeCorpus(path: string, targetBytes: number, hugeLines = 3): Promise<{ bytes: number; lines: number }> {
+  const tool = loadFixture("1.18.33", "tool")!.stdout.toString("utf8").trim().split("\n");
+  const [stepStart, toolUse, stepFinish, , text] = tool.map((l) => JSON.parse(l) as Record<string, any>);
+  const out = createWriteStream(path);
+  let bytes = 0;
+  let lines = 0;
+  const put = async (obj: unknown) => {
+    const line = `${JSON.stringify(obj)}\n`;
+    bytes += Buffer.byteLength(line);
+    lines++;
+    if (!out.write(line)) await new Promise<void>((r) => out.once("drain", () => r()));
+  };
+  const filler = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(40); // ~2.3 KB
+  let i = 0;
+  const hugeEvery = Math.max(1, Math.floor(targetBytes / (hugeLines + 1)));
+  let nextHuge = hugeLines > 0 ? hugeEvery : Infinity;
+  while (bytes < targetBytes) {
+    i++;
+    await put({ ...stepStart, timestamp: i });
+    await put({ ...text, part: { ...text!.part, text: `step ${i}: ${filler.slice(0, 200)}` } });
+    const big = bytes >= nextHuge;
+    if (big) nextHuge += hugeEvery;
+    const output = big ? "x".repeat(10 * 1024 * 1024) : `${filler}\n`.repeat(1 + (i % 8));
+    await put({ ...toolUse, part: { ...toolUse!.part, callID: `call_${i}`, state: { ...toolUse!.part.state, output, metadata: { output, exit: 0, truncated: false } } } });
+    await put({ ...stepFinish, part: { ...stepFinish!.part, reason: "tool-calls" } });
+  }
+  await new Promise<void>((r) => out.end(r));
+  return { bytes, lines };
+}

@@ -1,0 +1,181 @@
+// `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
+// alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
+//
+//   npm run bench [-- --only overhead,startup,throughput,latency] [--pairs 5] [--corpus-mb 200]
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildArgs } from "../../src/opencode/invocation.js";
+import { bundledBinary } from "../../src/opencode/locate.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { makeHermeticHome } from "../support/hermetic-env.js";
+import { startModelServer } from "../support/model-server.js";
+import { peakRss } from "../support/procs.js";
+import { writeCorpus } from "./corpus.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const BIN = join(root, "bin", "oc-exec.js");
+const { values } = parseArgs({
+  options: { only: { type: "string" }, pairs: { type: "string", default: "5" }, "corpus-mb": { type: "string", default: "200" } },
+});
+const only = values.only?.split(",");
+const pairs = Number(values.pairs);
+const want = (name: string) => !only || only.includes(name);
+
+type Run = { ms: number; peakRss: number; stdoutBytes: number; lines: string[] };
+
+/** Runs a command; measures wall time and the peak RSS of that one process (not its children). */
+function measure(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; keepLines?: boolean; onLine?: (line: string) => void } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ["pipe", "pipe", "ignore"] });
+    let peak = 0;
+    const poll = setInterval(() => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)), 10);
+    let bytes = 0;
+    let partial = "";
+    const lines: string[] = [];
+    child.stdout.on("data", (d: Buffer) => {
+      bytes += d.length;
+      if (!opts.keepLines && !opts.onLine) return;
+      const parts = (partial + d.toString("utf8")).split("\n");
+      partial = parts.pop()!;
+      for (const p of parts) {
+        opts.onLine?.(p);
+        if (opts.keepLines) lines.push(p);
+      }
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(opts.input ?? "");
+    child.on("error", reject);
+    child.on("exit", () => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)));
+    child.on("close", () => {
+      clearInterval(poll);
+      resolve({ ms: performance.now() - t0, peakRss: peak, stdoutBytes: bytes, lines });
+    });
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const mb = (b: number) => b / 1024 / 1024;
+const f = (n: number, d = 2) => n.toFixed(d);
+const out = (s: string) => process.stdout.write(`${s}\n`);
+
+async function overhead(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const opencode = bundledBinary()!.path;
+  const prompt = "scenario:tool run echo";
+  const bareArgs = buildArgs({ workspace: home.workspace, prompt, title: null, model: null, agent: null, variant: null, thinking: false, session: null, files: [], pure: false });
+  const env = { ...home.env, OPENCODE_AUTO_SHARE: "false", OPENCODE_DISABLE_AUTOUPDATE: "true", OPENCODE_DISABLE_LSP_DOWNLOAD: "true" };
+  // One warm-up of each, so the first database creation counts for neither.
+  await measure(opencode, bareArgs, { env, input: prompt });
+  await measure(process.execPath, [BIN, "-q", "--dir", home.workspace, prompt], { env: home.env });
+  const bare: number[] = [];
+  const ours: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    // Alternate which goes first, so drift on a shared machine hits both alike.
+    const runBare = () => measure(opencode, bareArgs, { env, input: prompt }).then((r) => bare.push(r.ms));
+    const runOurs = () =>
+      measure(process.execPath, [BIN, "-q", "--dir", home.workspace, prompt], { env: home.env }).then((r) => {
+        ours.push(r.ms);
+        rss.push(r.peakRss);
+      });
+    if (i % 2 === 0) await runBare().then(runOurs);
+    else await runOurs().then(runBare);
+  }
+  await server.close();
+  home.cleanup();
+  out(`overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call):`);
+  out(`  bare opencode run --format json   ${f(median(bare), 0)} ms`);
+  out(`  oc-exec                           ${f(median(ours), 0)} ms`);
+  out(`  ratio oc-exec / bare              ${f(median(ours) / median(bare), 3)}   (target <= 1.03)`);
+  out(`  oc-exec process peak RSS          ${f(mb(Math.max(...rss)), 1)} MB   (target <= 60 MB)`);
+}
+
+async function startup(): Promise<void> {
+  const runs = Math.max(15, pairs * 3);
+  const node: number[] = [];
+  const version: number[] = [];
+  const help: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    node.push((await measure(process.execPath, ["-e", "0"])).ms);
+    version.push((await measure(process.execPath, [BIN, "--version"])).ms);
+    help.push((await measure(process.execPath, [BIN, "--help"])).ms);
+  }
+  out(`start-up (median of ${runs} interleaved runs):`);
+  out(`  node -e 0            ${f(median(node), 1)} ms`);
+  out(`  oc-exec --version    ${f(median(version), 1)} ms   ratio ${f(median(version) / median(node))}   (target <= 1.5)`);
+  out(`  oc-exec --help       ${f(median(help), 1)} ms   ratio ${f(median(help) / median(node))}   (target <= 1.5)`);
+}
+
+async function corpusFile(megabytes: number): Promise<{ path: string; bytes: number; lines: number }> {
+  const dir = join(root, ".cache", "bench");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `corpus-${megabytes}mb.ndjson`);
+  if (!existsSync(path)) await writeCorpus(path, megabytes * 1024 * 1024);
+  const { bytes, lines } = await countLines(path);
+  return { path, bytes, lines };
+}
+
+async function countLines(path: string): Promise<{ bytes: number; lines: number }> {
+  const { createReadStream } = await import("node:fs");
+  let lines = 0;
+  for await (const chunk of createReadStream(path)) for (const b of chunk as Buffer) if (b === 10) lines++;
+  return { bytes: statSync(path).size, lines };
+}
+
+async function throughput(): Promise<void> {
+  const big = await corpusFile(Number(values["corpus-mb"]));
+  const small = await corpusFile(Math.max(1, Math.round(Number(values["corpus-mb"]) / 10)));
+  const producer = `"${process.execPath}" "${FAKE_OPENCODE}"`;
+  const fakeEnv = (corpus: string) => ({ ...process.env, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "corpus", FAKE_CORPUS: corpus, OC_EXEC_EXPORT: "0" });
+  const ocExec = (corpus: string) => measure(process.execPath, [BIN, "-q", "x"], { env: fakeEnv(corpus) });
+  const pipeline = (consumer: string) => measure("bash", ["-c", `${producer} < /dev/null | ${consumer} > /dev/null`], { env: fakeEnv(big.path) });
+  const results: Record<string, number[]> = { ocexec: [], node: [], jq: [] };
+  let rssBig = 0;
+  const rounds = 3;
+  for (let i = 0; i < rounds; i++) {
+    const r = await ocExec(big.path);
+    results.ocexec!.push(r.ms);
+    rssBig = Math.max(rssBig, r.peakRss);
+    results.node!.push((await pipeline(`"${process.execPath}" "${join(root, "test", "bench", "minimal-reader.mjs")}"`)).ms);
+    results.jq!.push((await pipeline("jq -c .")).ms);
+  }
+  let rssSmall = 0;
+  for (let i = 0; i < rounds; i++) rssSmall = Math.max(rssSmall, (await ocExec(small.path)).peakRss);
+  const rate = (ms: number) => mb(big.bytes) / (ms / 1000);
+  const [o, n, j] = [median(results.ocexec!), median(results.node!), median(results.jq!)];
+  out(`throughput (${f(mb(big.bytes), 0)} MB, ${big.lines} lines of recorded shapes incl. three 10 MB tool outputs; median of ${rounds}):`);
+  out(`  oc-exec               ${f(rate(o), 1)} MB/s   ${f(big.lines / (o / 1000), 0)} lines/s`);
+  out(`  minimal node reader   ${f(rate(n), 1)} MB/s   ratio oc-exec/node ${f(n / o)}   (target >= 0.7)`);
+  out(`  jq -c .               ${f(rate(j), 1)} MB/s   ratio oc-exec/jq ${f(j / o)}   (target >= 2)`);
+  out(`  peak RSS: ${f(mb(rssBig), 1)} MB on ${f(mb(big.bytes), 0)} MB, ${f(mb(rssSmall), 1)} MB on ${f(mb(small.bytes), 0)} MB: ratio ${f(rssBig / rssSmall)}   (target <= 1.2)`);
+}
+
+async function latency(): Promise<void> {
+  const delays: number[] = [];
+  const env = { ...process.env, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "paced", FAKE_LINES: "1000", FAKE_RATE: "1000", OC_EXEC_EXPORT: "0" };
+  await measure(process.execPath, [BIN, "-q", "x"], {
+    env,
+    onLine: (line) => {
+      const m = /"text":"t=([\d.]+)"/.exec(line);
+      if (m) delays.push(performance.timeOrigin + performance.now() - Number(m[1]));
+    },
+  });
+  out(`latency (1,000 lines at 1,000 lines/s, opencode write -> oc-exec event on stdout, ${delays.length} samples):`);
+  out(`  p50 ${f(pct(delays, 50))} ms   (target <= 2)   p99 ${f(pct(delays, 99))} ms   (target <= 10)   max ${f(Math.max(...delays))} ms`);
+}
+
+out(`oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}`);
+if (want("startup")) await startup();
+if (want("latency")) await latency();
+if (want("throughput")) await throughput();
+if (want("overhead")) await overhead();
