@@ -28,8 +28,11 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
   const program = buildProgram({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) });
   let subcommand: { name: string; file?: string; flags?: Record<string, unknown> } | null = null;
   for (const command of program.commands) {
-    command.action((file?: unknown, flags?: unknown) => {
-      subcommand = { name: command.name(), file: typeof file === "string" ? file : undefined, flags: flags as Record<string, unknown> };
+    command.action((...args: unknown[]) => {
+      // commander passes (arguments..., options, command); doctor has no argument.
+      const file = typeof args[0] === "string" ? args[0] : undefined;
+      const flags = (file === undefined ? args[0] : args[1]) as Record<string, unknown>;
+      subcommand = { name: command.name(), file, flags };
     });
   }
   program.action(() => {});
@@ -43,6 +46,10 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       const { renderJsonSchema } = await import("../events/json-schema.js");
       writeStdoutText(renderJsonSchema());
       return 0;
+    }
+    if (chosen?.name === "doctor") {
+      const { doctorCommand } = await import("./doctor.js");
+      return await doctorCommand(chosen.flags ?? {}, io);
     }
     if (chosen?.name === "replay" || chosen?.name === "validate") return await runOffline(chosen.name, chosen.file!, chosen.flags ?? {}, io);
     settings = settingsFrom(program.opts<RawFlags>(), io.env);
@@ -76,6 +83,7 @@ async function runCli(io: CliIo, settings: CliSettings | null, args: string[], l
   const reporter = await createReporter({
     quiet: settings?.quiet ?? false,
     verbose: settings?.verbose ?? false,
+    timestamps: settings?.timestamps ?? false,
     color: settings?.color ?? "auto",
     stream: io.stderr,
     env: io.env,
@@ -83,6 +91,7 @@ async function runCli(io: CliIo, settings: CliSettings | null, args: string[], l
   const turnOptions: TurnOptions = {
     ...(settings?.turn ?? { env: io.env }),
     launchError,
+    onStderrLine: reporter.stderrLine,
     prompt: () =>
       readPrompt({ args, promptFile: settings?.promptFile ?? null, stdin: io.stdin, stdinTimeoutMs: settings?.stdinTimeoutMs ?? 5000 }),
   };

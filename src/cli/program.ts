@@ -44,6 +44,7 @@ export type RawFlags = {
   maxCostUsd?: string;
   quiet?: boolean;
   verbose?: boolean;
+  timestamps?: boolean;
   color: "auto" | "always" | "never";
 };
 
@@ -53,6 +54,7 @@ export type CliSettings = {
   promptFile: string | null;
   quiet: boolean;
   verbose: boolean;
+  timestamps: boolean;
   color: "auto" | "always" | "never";
 };
 
@@ -87,6 +89,8 @@ export function buildProgram(output: ProgramOutput): Command {
     // --version is answered in main.ts before commander loads, to print opencode's version too.
     .option("-V, --version", "print oc-exec's and opencode's versions")
     .showSuggestionAfterError(true)
+    // Options after a subcommand name belong to the subcommand (doctor -m, replay -q).
+    .enablePositionalOptions()
     .allowExcessArguments(false);
 
   program.optionsGroup("Model and agent:");
@@ -131,7 +135,8 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--no-export", "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)")
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
-    .option("--verbose", "more progress on stderr")
+    .option("--verbose", "also show opencode's own stderr lines")
+    .option("--timestamps", "prefix progress lines with the time")
     .addOption(new Option("--color <when>", "color on stderr").choices(["auto", "always", "never"]).default("auto"));
 
   program.addHelpText("after", HELP_EXAMPLES);
@@ -144,6 +149,13 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--exit-code <n>", "opencode's exit status (default: from meta.json, else 0)")
     .option("--signal <name>", "the signal that killed opencode, if any")
     .option("-q, --quiet", "no progress on stderr");
+  program
+    .command("doctor")
+    .description("check that opencode, the workspace, models, credentials and permissions are ready; exit 0 or 5")
+    .option("--json", "print the report as one JSON object on stdout")
+    .option("--dir <path>", "the workspace to check")
+    .option("-m, --model <provider/model>", "also check that this model is available")
+    .option("--opencode <path>", "the opencode binary to check");
   program
     .command("validate")
     .description("check an oc-exec JSONL stream against the schema and the contract (seq, one result last, exit code)")
@@ -193,6 +205,7 @@ export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettin
     promptFile: flags.promptFile ?? null,
     quiet: flags.quiet ?? false,
     verbose: flags.verbose ?? false,
+    timestamps: flags.timestamps ?? false,
     color: flags.color,
   };
 }

@@ -78,3 +78,18 @@ export function formatSummary(result: ResultEvent, paint: Paint = noPaint): stri
   if (result.session_id) lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
   return lines;
 }
+
+/** The GitHub step summary: a small markdown table of the outcome. */
+export function formatMarkdownSummary(result: ResultEvent): string {
+  const rows = [
+    ["outcome", result.ok ? "✅ success" : `❌ ${result.class} (exit ${result.exit_code})`],
+    ...(result.error ? [["error", `${result.error.name}: ${result.error.message.replace(/\|/g, "\\|").replace(/\n/g, " ")}`]] : []),
+    ["duration", formatDuration(result.duration_ms)],
+    ["steps / tools", `${result.steps} / ${result.tools.total} (${result.tools.failed} failed, ${result.tools.denied} denied)`],
+    ["tokens", formatTokens(result.usage)],
+    ["cost", formatCost(result.cost_usd)],
+    ["files changed", result.files_changed.map((f) => `\`${f.path}\` (${f.change})`).join(", ") || "none"],
+    ["session", result.session_id ?? "none"],
+  ];
+  return `### oc-exec\n\n| | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n\n`;
+}

@@ -3,9 +3,16 @@
 // movement. --quiet: nothing.
 import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../events/schema.js";
-import { formatCost, formatDuration, formatEventLine, formatSummary, noPaint, type Paint } from "./format.js";
+import { appendFileSync } from "node:fs";
+import { stripAnsi } from "../events/stderr-lines.js";
+import { formatCost, formatDuration, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 
-export type Reporter = { event(event: OcEvent): void; stop(): void };
+export type Reporter = {
+  event(event: OcEvent): void;
+  /** With --verbose: one of opencode's own stderr lines. */
+  stderrLine?(line: string): void;
+  stop(): void;
+};
 
 export type ReporterOptions = {
   quiet: boolean;
@@ -13,6 +20,8 @@ export type ReporterOptions = {
   color: "auto" | "always" | "never";
   stream?: NodeJS.WriteStream;
   env?: NodeJS.ProcessEnv;
+  /** Prefix plain lines with the time (CI logs). */
+  timestamps?: boolean;
 };
 
 export function useColor(color: ReporterOptions["color"], stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
@@ -34,10 +43,14 @@ export const quietReporter: Reporter = { event: () => {}, stop: () => {} };
 export async function createReporter(options: ReporterOptions): Promise<Reporter> {
   if (options.quiet) return quietReporter;
   const stream = options.stream ?? process.stderr;
-  const paint = painter(useColor(options.color, stream, options.env ?? process.env));
-  const write = (line: string) => stream.write(`${line}\n`);
+  const env = options.env ?? process.env;
+  const paint = painter(useColor(options.color, stream, env));
+  const stamp = () => (options.timestamps ? `${paint.dim(new Date().toISOString())} ` : "");
+  const write = (line: string) => stream.write(`${stamp()}${line}\n`);
+  const github = githubActions(env);
   const plain: Reporter = {
     event(event) {
+      github?.event(event);
       if (event.type === "result") {
         for (const line of formatSummary(event, paint)) write(line);
         return;
@@ -45,10 +58,37 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
       const line = formatEventLine(event, paint);
       if (line !== null) write(line);
     },
+    stderrLine: options.verbose ? (line) => write(paint.dim(`opencode: ${stripAnsi(line)}`)) : undefined,
     stop() {},
   };
-  if (!stream.isTTY) return plain;
+  // No cursor movement where it cannot be drawn, or where the user asked for no escapes at all.
+  const noEscapes = ("NO_COLOR" in env && env.NO_COLOR !== "") || env.TERM === "dumb" || options.color === "never";
+  if (!stream.isTTY || noEscapes) return plain;
   return createSpinnerReporter(stream, paint, plain);
+}
+
+/** GitHub Actions: warnings and errors as workflow annotations, and a step summary in markdown. */
+function githubActions(env: NodeJS.ProcessEnv): { event(event: OcEvent): void } | null {
+  if (env.GITHUB_ACTIONS !== "true") return null;
+  // Workflow commands are read from stdout or stderr alike; stdout is ours, so stderr it is.
+  const escape = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  const out = (line: string) => process.stderr.write(`${line}\n`);
+  return {
+    event(event) {
+      if (event.type === "warning") out(`::warning title=oc-exec ${event.code}::${escape(event.message)}`);
+      else if (event.type === "error") out(`::error title=oc-exec ${event.name}::${escape(event.message)}`);
+      else if (event.type === "result") {
+        if (!event.ok) out(`::error title=oc-exec ${event.class} (exit ${event.exit_code})::${escape(event.error?.message ?? event.class)}`);
+        if (env.GITHUB_STEP_SUMMARY) {
+          try {
+            appendFileSync(env.GITHUB_STEP_SUMMARY, formatMarkdownSummary(event));
+          } catch {
+            // A summary is a courtesy.
+          }
+        }
+      }
+    },
+  };
 }
 
 async function createSpinnerReporter(stream: NodeJS.WriteStream, paint: Paint, plain: Reporter): Promise<Reporter> {
@@ -66,6 +106,13 @@ async function createSpinnerReporter(stream: NodeJS.WriteStream, paint: Paint, p
   ticker.unref();
   spinner.start(label());
   return {
+    stderrLine: plain.stderrLine
+      ? (line) => {
+          spinner.clear();
+          plain.stderrLine!(line);
+          spinner.render();
+        }
+      : undefined,
     event(event) {
       if (event.type === "step.started") {
         step = event.step;

@@ -316,6 +316,7 @@ async function runProcess(options: TurnOptions, normalizer: Normalizer, end: Tur
     rawLine.text = line.text;
     normalizer.stderrLine(line.text);
     rawLine.text = null;
+    options.onStderrLine?.(line.text);
     if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
       configGrace = setTimeout(() => {
         if (!sawJson) stop({ kind: "blocked" });

@@ -55,6 +55,8 @@ export type TurnOptions = {
   signal?: AbortSignal;
   /** A problem the caller found before the turn could start (bad flags): reported as config_error. */
   launchError?: { name: string; message: string } | null;
+  /** Called with each of opencode's stderr lines (for --verbose). */
+  onStderrLine?: (line: string) => void;
   /** Injected clock, for tests. */
   clock?: () => number;
 };

@@ -1,0 +1,120 @@
+// `oc-exec doctor`: is this machine ready to run a turn? The binary, the workspace, the models
+// opencode sees, credentials (names only, never values), and that a permission policy is accepted.
+// Exit 0 when ready, 5 when not. The report goes to stderr; --json prints it on stdout.
+import { execFile } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { TESTED_RANGE } from "../opencode/features.js";
+import { buildEnv } from "../opencode/invocation.js";
+import { locateOpencode } from "../opencode/locate.js";
+import { detectOpencode } from "../opencode/version.js";
+import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { writeStdoutText } from "../output/stdout-writer.js";
+import { VERSION } from "../version.js";
+
+export type Check = { name: string; ok: boolean; detail: string };
+
+/** Environment variables providers read their keys from (names only are ever reported). */
+const CREDENTIAL_VARS = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "GEMINI_API_KEY",
+  "GOOGLE_GENERATIVE_AI_API_KEY",
+  "OPENROUTER_API_KEY",
+  "GROQ_API_KEY",
+  "MISTRAL_API_KEY",
+  "XAI_API_KEY",
+  "DEEPSEEK_API_KEY",
+  "AWS_ACCESS_KEY_ID",
+  "AZURE_API_KEY",
+  "GITHUB_TOKEN",
+];
+
+function run(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(file, args, { env, cwd, timeout: 60_000, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+export async function doctor(opts: { dir?: string; model?: string; opencode?: string; env: NodeJS.ProcessEnv }): Promise<{ ready: boolean; checks: Check[] }> {
+  const checks: Check[] = [];
+  const located = locateOpencode(opts.opencode ?? opts.env.OC_EXEC_OPENCODE ?? null, opts.env.PATH);
+  const detected = located.ok ? await detectOpencode(located.binary, opts.env) : null;
+  checks.push(
+    located.ok
+      ? {
+          name: "opencode",
+          ok: true,
+          detail: `${detected?.version ?? "unknown version"} at ${located.binary.path} (${detected?.tested ? "tested" : `untested; oc-exec is tested with ${TESTED_RANGE}`})`,
+        }
+      : { name: "opencode", ok: false, detail: located.message },
+  );
+  const workspace = resolve(opts.dir ?? process.cwd());
+  let wsOk = false;
+  try {
+    wsOk = statSync(workspace).isDirectory();
+    accessSync(workspace, constants.W_OK);
+  } catch {
+    wsOk = false;
+  }
+  checks.push({ name: "workspace", ok: wsOk, detail: wsOk ? `${workspace} (writable directory)` : `${workspace} is not a writable directory` });
+
+  const credentials = CREDENTIAL_VARS.filter((v) => (opts.env[v] ?? "") !== "");
+  const custom = (() => {
+    try {
+      const config = JSON.parse(opts.env.OPENCODE_CONFIG_CONTENT ?? "{}") as { provider?: Record<string, unknown> };
+      return Object.keys(config.provider ?? {});
+    } catch {
+      return [];
+    }
+  })();
+  if (located.ok) {
+    // A trivial policy, so the same call also shows that opencode accepts OPENCODE_PERMISSION.
+    const env = buildEnv(opts.env, { permission: { bash: "deny" } });
+    const models = await run(located.binary.path, ["models"], env, wsOk ? workspace : process.cwd());
+    const list = models.stdout.split("\n").map((l) => l.trim()).filter((l) => /^[\w.-]+\/\S+$/.test(l));
+    checks.push({
+      name: "permission policy",
+      ok: models.code === 0,
+      detail: models.code === 0 ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}' : `opencode failed with a permission policy: ${models.stderr.trim().split("\n").at(-1) ?? ""}`,
+    });
+    const providers = [...new Set(list.map((m) => m.split("/")[0]!))];
+    checks.push({
+      name: "models",
+      ok: list.length > 0,
+      detail: list.length > 0 ? `${list.length} models from ${providers.length} providers (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})` : "opencode lists no models",
+    });
+    if (opts.model) {
+      const found = list.includes(opts.model);
+      checks.push({
+        name: "requested model",
+        ok: found,
+        detail: found ? `${opts.model} is available` : `${opts.model} is not among the models opencode offers (a provider's models appear only when its credentials are set)`,
+      });
+    }
+    const auth = await run(located.binary.path, ["auth", "list"], env, process.cwd());
+    const stored = /(\d+)\s+credentials?/.exec(auth.stdout.replace(/\u001b\[[0-9;]*m/g, ""));
+    const storedCount = stored ? Number(stored[1]) : 0;
+    const sources = [
+      ...credentials.map((v) => `$${v}`),
+      ...(storedCount > 0 ? [`${storedCount} stored by \`opencode auth login\``] : []),
+      ...(custom.length > 0 ? [`custom providers in OPENCODE_CONFIG_CONTENT: ${custom.join(", ")}`] : []),
+    ];
+    checks.push({
+      name: "credentials",
+      ok: sources.length > 0 || list.some((m) => m.startsWith("opencode/")),
+      detail: sources.length > 0 ? sources.join("; ") : "none found (only opencode's free models will work)",
+    });
+  }
+  return { ready: checks.every((c) => c.ok), checks };
+}
+
+export async function doctorCommand(flags: { json?: boolean; dir?: string; model?: string; opencode?: string }, io: { stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv }): Promise<number> {
+  const report = await doctor({ ...flags, env: io.env });
+  if (flags.json) writeStdoutText(`${JSON.stringify({ oc_exec_version: VERSION, ...report })}\n`);
+  for (const c of report.checks) io.stderr.write(`${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`);
+  io.stderr.write(report.ready ? "ready\n" : "not ready (exit 5)\n");
+  return report.ready ? EXIT_CODES.success : EXIT_CODES.config_error;
+}
