@@ -6,7 +6,6 @@ import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../outcome/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { StopReason } from "../outcome/classify.js";
 import type { TurnOptions } from "../turn/options.js";
-import { VERSION } from "../version.js";
 import { buildProgram, settingsFrom, type CliSettings, type RawFlags } from "./program.js";
 import { readPrompt } from "./prompt.js";
 
