@@ -187,6 +187,21 @@ describe("classification with the fake opencode", () => {
     expect(run.result.error!.message).toContain("printed no JSON event (only 4 non-JSON line(s))");
   });
 
+  it.each([
+    ["APIError", { message: "Forbidden", statusCode: 403, isRetryable: false }, 4, "api_error", "Forbidden"],
+    ["ProviderAuthError", { providerID: "anthropic", message: "API key is missing" }, 5, "config_error", "API key is missing"],
+    ["MessageOutputLengthError", { message: "output exceeded the limit" }, 1, "agent_error", "output exceeded the limit"],
+    ["ContentFilterError", { message: "blocked by the content filter" }, 1, "agent_error", "blocked by the content filter"],
+    ["StructuredOutputError", { message: "the model did not return JSON" }, 1, "agent_error", "the model did not return JSON"],
+    ["MessageAbortedError", { message: "aborted" }, 1, "agent_error", "aborted"],
+    ["UnknownError", { message: "Unexpected server error. Check server logs for details.", ref: "err_0000" }, 1, "agent_error", "Unexpected server error. Check server logs for details."],
+  ] as const)("an opencode %s line: class and exit from the error, even when opencode exits 0", async (name, data, code, cls, message) => {
+    const run = await e2e.run(["-q", "x"], fake("error-line", { FAKE_ERROR_NAME: name, FAKE_ERROR_DATA: JSON.stringify(data), FAKE_EXIT: "0" }));
+    expect(run.code).toBe(code);
+    expect(run.result).toMatchObject({ class: cls, error: { name, message } });
+    expect(run.result.opencode.exit_code).toBe(0);
+  });
+
   it("the 2.x error shape {type, message} still classifies", async () => {
     const run = await e2e.run(["-q", "x"], fake("v2-error"));
     expect(run.code).toBe(3);

@@ -92,9 +92,9 @@ describe("timeouts", () => {
   });
 
   it("plain-text lines before the first JSON event count as signs of life", async () => {
-    const run = await e2e.run(["-q", "--startup-timeout", "1s", "--timeout", "3s", "x"], { extraEnv: fake("mute", { FAKE_SIGN_OF_LIFE_MS: "200" }) });
+    const run = await e2e.run(["-q", "--startup-timeout", "2s", "--timeout", "5s", "x"], { extraEnv: fake("mute", { FAKE_SIGN_OF_LIFE_MS: "100" }) });
     expect(run.code).toBe(124);
-    expect(run.result.error).toMatchObject({ timeout: { kind: "turn", ms: 3000 } });
+    expect(run.result.error).toMatchObject({ timeout: { kind: "turn", ms: 5000 } });
     expect(eventsOf(run, "warning").length).toBeGreaterThan(5);
   });
 

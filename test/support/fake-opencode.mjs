@@ -149,6 +149,12 @@ const MODES = {
     }
     await write(process.stdout, stepFinish());
   },
+  // One opencode error line (FAKE_ERROR_NAME, FAKE_ERROR_DATA as JSON), then exit 1.
+  async "error-line"() {
+    await write(process.stdout, stepStart());
+    await write(process.stdout, ev("error", { error: { name: env.FAKE_ERROR_NAME, data: JSON.parse(env.FAKE_ERROR_DATA ?? "{}") } }));
+    process.exitCode = Number(env.FAKE_EXIT ?? 1);
+  },
   // The 2.x error shape.
   async "v2-error"() {
     await write(process.stdout, JSON.stringify({ type: "error", timestamp: Date.now(), sessionID: sid, error: { type: "ContextOverflowError", message: "prompt is too long" } }) + "\n");
