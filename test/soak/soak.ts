@@ -25,6 +25,7 @@ const fdsBefore = fds();
 // tsx keeps an esbuild service running: what exists before the turns is not a leak.
 const before = new Set(descendants(process.pid).map((p) => p.pid));
 const rssBefore = process.memoryUsage().rss;
+const heapBefore = process.memoryUsage().heapUsed;
 const classes = new Map<string, number>();
 const started = Date.now();
 for (let i = 0; i < turns; i++) {
@@ -40,6 +41,7 @@ await new Promise((r) => setTimeout(r, 500));
 const leakedProcesses = descendants(process.pid).filter((p) => !before.has(p.pid));
 const leakedFds = fds() - fdsBefore;
 const rssAfter = process.memoryUsage().rss;
+const heapAfter = process.memoryUsage().heapUsed;
 await server.close();
 home.cleanup();
 const report = {
@@ -52,6 +54,10 @@ const report = {
   rss_before: mb(rssBefore),
   rss_after: mb(rssAfter),
   rss_growth: mb(rssAfter - rssBefore),
+  // After a full GC: what the turns really kept alive (RSS keeps pages V8 has not returned).
+  heap_before: mb(heapBefore),
+  heap_after: mb(heapAfter),
+  heap_growth: mb(heapAfter - heapBefore),
 };
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 process.exitCode = leakedProcesses.length === 0 && leakedFds <= 0 ? 0 : 1;
