@@ -77,8 +77,12 @@ function clip(text: string, max: number): string {
 /** Caps a string at maxBytes of UTF-8 without splitting a character. */
 export function capUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
   if (text.length <= maxBytes / 3) return { text, truncated: false };
-  const buf = Buffer.from(text, "utf8");
-  if (buf.length <= maxBytes) return { text, truncated: false };
+  // Every UTF-16 unit is at least one UTF-8 byte, so only the first maxBytes units can survive:
+  // encode those, not a 10 MB tool output.
+  const head = text.length > maxBytes ? text.slice(0, maxBytes) : text;
+  const buf = Buffer.from(head, "utf8");
+  if (buf.length <= maxBytes && head === text) return { text, truncated: false };
+  if (buf.length <= maxBytes) return { text: head, truncated: true };
   let end = maxBytes;
   while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
   return { text: buf.subarray(0, end).toString("utf8"), truncated: true };
@@ -233,8 +237,8 @@ export class Normalizer {
       this.lastTextMessage = messageId;
       this.lastTextParts = [];
     }
+    // Joined once, in finish(): a message with thousands of parts must not cost O(n²).
     this.lastTextParts.push(text);
-    this.facts.finalText = this.lastTextParts.join("\n");
   }
 
   private stepFinish(part: Json | null): void {
@@ -467,6 +471,7 @@ export class Normalizer {
 
   /** Both streams have ended: emit whatever was still waiting for a partner. */
   finish(): void {
+    if (this.lastTextParts.length > 0) this.facts.finalText = this.lastTextParts.join("\n");
     for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
     for (const notice of this.pendingNotices.splice(0)) this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
     for (const tool of this.pendingDeniedTools.splice(0)) this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });

@@ -140,6 +140,7 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     if (invocation && !end.launchError && end.stop === null) {
       await runProcess(options, normalizer, end, control, invocation, rawLine);
     }
+    normalizer.finish();
     if (invocation && !end.launchError) after = await afterTurn(options, normalizer, end, invocation);
   } catch (error) {
     end.internalError = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LineSplitter, type SplitLine } from "../../src/events/line-splitter.js";
+import { capUtf8 } from "../../src/events/normalize.js";
 
 function split(chunks: Buffer[], max?: number): SplitLine[] {
   const out: SplitLine[] = [];
@@ -54,6 +55,30 @@ describe("LineSplitter", () => {
         }
         chunks.push(Buffer.from(data.subarray(prev)));
         expect(split(chunks)).toEqual(whole);
+      }),
+    );
+  });
+});
+
+describe("capUtf8", () => {
+  it.each([
+    ["short", 10, "short", false],
+    ["abcdefghij", 10, "abcdefghij", false],
+    ["abcdefghijk", 10, "abcdefghij", true],
+    ["ééééé", 9, "éééé", true],
+    ["ééééé", 10, "ééééé", false],
+    ["→→→→", 7, "→→", true],
+  ])("%j capped at %d bytes", (text, max, expected, truncated) => {
+    expect(capUtf8(text, max)).toEqual({ text: expected, truncated });
+  });
+
+  it("never splits a character and never exceeds the cap", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.integer({ min: 1, max: 64 }), (text, max) => {
+        const capped = capUtf8(text, max);
+        expect(Buffer.byteLength(capped.text)).toBeLessThanOrEqual(Math.max(max, Buffer.byteLength(text) <= max ? Buffer.byteLength(text) : 0));
+        expect(text.startsWith(capped.text)).toBe(true);
+        expect(capped.truncated).toBe(capped.text !== text);
       }),
     );
   });
