@@ -37,11 +37,16 @@ export function runTurn(options: TurnOptions): Turn {
     abort: (reason = { kind: "interrupted", signal: "abort" }) => control.abort(reason),
     async *[Symbol.asyncIterator]() {
       start();
-      for (;;) {
-        while (queue.length > 0) yield queue.shift()!;
-        if (finished) break;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = null;
+      try {
+        for (;;) {
+          while (queue.length > 0) yield queue.shift()!;
+          if (finished) break;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = null;
+        }
+      } finally {
+        // A consumer that stops early (break, throw) must not leave opencode running.
+        if (!finished) control.abort({ kind: "interrupted", signal: "abort" });
       }
       if (failure) throw failure;
     },

@@ -36,3 +36,34 @@ describe("internal errors", () => {
     expect(events.map((e) => e.type)).toEqual(["run.started", "result"]);
   });
 });
+
+describe("runTurn", () => {
+  it("a consumer that stops early stops the turn: opencode and its children are gone", async () => {
+    const { runTurn } = await import("../../src/turn/run-turn.js");
+    const { mkdtempSync, readFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { isAlive, waitFor } = await import("../support/procs.js");
+    const pidfile = join(mkdtempSync(join(tmpdir(), "oc-exec-early-")), "pids");
+    const env = { ...process.env, FAKE_OPENCODE_MODE: "hang", FAKE_CHILD_PIDFILE: pidfile, XDG_CACHE_HOME: join(tmpdir(), "oc-exec-early-cache") };
+    const readPids = () => {
+      try {
+        return readFileSync(pidfile, "utf8").trim() || null;
+      } catch {
+        return null;
+      }
+    };
+    let pids = "";
+    for await (const event of runTurn({ prompt: "x", opencode: FAKE_OPENCODE, env, killAfterMs: 500 })) {
+      if (event.type !== "step.started") continue;
+      pids = await waitFor(readPids, 5000, "pidfile");
+      // Still running while the consumer reads; the break below is what stops them.
+      expect(pids.split(" ").map(Number).every(isAlive)).toBe(true);
+      break;
+    }
+    const [opencodePid, childPid] = pids.split(" ").map(Number);
+    await waitFor(() => !isAlive(opencodePid!) && !isAlive(childPid!), 5000, "the turn's processes to end");
+    expect(isAlive(opencodePid!)).toBe(false);
+    expect(isAlive(childPid!)).toBe(false);
+  });
+});
