@@ -1,22 +1,16 @@
 // The normalizer: opencode's stdout and stderr lines in, oc-exec event drafts out, plus the facts
 // the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
 // time and session_id.
-import { errorClassOf, isConfigStderr } from "../outcome/error-class.js";
-import type { OutcomeClass } from "../outcome/exit-codes.js";
-import { redact, redactValue } from "../outcome/redact.js";
+import { isConfigStderr } from "../outcome/error-class.js";
+import { redact } from "../outcome/redact.js";
 import type { EventDraft, FileChange, PermissionDenial, Usage } from "./schema.js";
 import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
+import { toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
-import { parseUpstreamLine, readBoolean, readCost, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
+import { applyCause, parseUpstreamError, type UpstreamError } from "./upstream-error.js";
+import { parseUpstreamLine, readCost, readCount, readObject, readString, type Json } from "./upstream.js";
 
-export type UpstreamError = {
-  class: OutcomeClass;
-  name: string;
-  message: string;
-  statusCode: number | null;
-  retryable: boolean | null;
-  ref: string | null;
-};
+export type { UpstreamError };
 
 export type StreamCounts = { json_lines: number; other_lines: number; blank_lines: number; warnings: number };
 
@@ -64,28 +58,10 @@ const STDERR_TAIL_LINES = 20;
 const STDERR_LINE_CHARS = 2000;
 const WARNING_TEXT_CHARS = 500;
 
-const CONTEXT_OVERFLOW_TEXT = /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens/i;
-
-const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
-
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
-}
-
-/** Caps a string at maxBytes of UTF-8 without splitting a character. */
-export function capUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
-  if (text.length <= maxBytes / 3) return { text, truncated: false };
-  // Every UTF-16 unit is at least one UTF-8 byte, so only the first maxBytes units can survive:
-  // encode those, not a 10 MB tool output.
-  const head = text.length > maxBytes ? text.slice(0, maxBytes) : text;
-  const buf = Buffer.from(head, "utf8");
-  if (buf.length <= maxBytes && head === text) return { text, truncated: false };
-  if (buf.length <= maxBytes) return { text: head, truncated: true };
-  let end = maxBytes;
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return { text: buf.subarray(0, end).toString("utf8"), truncated: true };
 }
 
 export class Normalizer {
@@ -273,43 +249,16 @@ export class Normalizer {
   }
 
   private toolUse(part: Json): void {
-    const tool = readString(part, "tool")!;
-    const state = readObject(part, "state");
-    const rawStatus = readString(state, "status");
-    if (rawStatus === "pending" || rawStatus === "running") return; // not finished yet; a later line reports it
-    const callId = readString(part, "callID") ?? readString(part, "callId");
-    const errorText = readString(state, "error");
-    const denied = rawStatus === "error" && errorText !== null && DENIAL_TEXT.some((re) => re.test(errorText));
-    const status = denied ? "denied" : rawStatus === "completed" ? "completed" : "error";
-    let output: string | null = null;
-    let truncated = false;
-    const rawOutput = state?.output;
-    if (rawOutput !== undefined && rawOutput !== null) {
-      const capped = capUtf8(typeof rawOutput === "string" ? rawOutput : JSON.stringify(rawOutput), this.options.maxOutputBytes);
-      output = capped.text;
-      truncated = capped.truncated;
-    }
-    const time = readObject(state, "time");
-    const start = readNumber(time, "start");
-    const end = readNumber(time, "end");
+    const built = toolEventOf(part, this.options.maxOutputBytes);
+    if (!built) return;
+    const { draft, state } = built;
     this.facts.tools.total++;
-    if (status === "error") this.facts.tools.failed++;
-    if (status === "denied") this.facts.tools.denied++;
-    this.emit({
-      type: "tool",
-      call_id: callId,
-      tool,
-      status,
-      input: state && "input" in state ? redactValue(state.input) : null,
-      output,
-      output_truncated: truncated,
-      error: errorText === null ? null : redact(errorText),
-      title: readString(state, "title"),
-      duration_ms: start !== null && end !== null && end >= start ? Math.round(end - start) : null,
-    });
-    if (status === "denied") this.deniedTool(tool, callId);
-    if (status === "completed") {
-      for (const change of fileChangesOf(this.options.workspace, tool, state?.input, readObject(state, "metadata"))) {
+    if (draft.status === "error") this.facts.tools.failed++;
+    if (draft.status === "denied") this.facts.tools.denied++;
+    this.emit(draft);
+    if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);
+    if (draft.status === "completed") {
+      for (const change of fileChangesOf(this.options.workspace, draft.tool, state?.input, readObject(state, "metadata"))) {
         const seen = this.facts.filesChanged.find((c) => c.path === change.path);
         if (seen) {
           // added then edited is still added; anything then deleted is deleted.
@@ -339,55 +288,17 @@ export class Normalizer {
   }
 
   private upstreamError(event: Json): void {
-    // 1.x: {error: {name, data: {message, statusCode, isRetryable, ref}}}
-    // 2.x: {error: {type, message}} or {message}
-    const error = readObject(event, "error");
-    const data = readObject(error, "data");
-    const name = readString(error, "name") ?? readString(error, "type") ?? readString(event, "name") ?? "Error";
-    const statusCode = readNumber(data, "statusCode") ?? readNumber(error, "statusCode") ?? readNumber(error, "status");
-    const rawMessage =
-      readString(data, "message") ??
-      readString(error, "message") ??
-      readString(event, "message") ??
-      (typeof event.error === "string" ? event.error : null) ??
-      JSON.stringify(redactValue(event.error ?? event));
-    const upstream: UpstreamError = {
-      class: errorClassOf(name, statusCode),
-      name,
-      message: redact(rawMessage),
-      statusCode: statusCode === null ? null : Math.round(statusCode),
-      retryable: readBoolean(data, "isRetryable") ?? readBoolean(error, "retryable"),
-      ref: readString(data, "ref"),
-    };
-    if (upstream.class === "api_error" && CONTEXT_OVERFLOW_TEXT.test(`${upstream.message} ${readString(data, "responseBody") ?? ""}`)) {
-      // Releases before ContextOverflowError (1.0) report an overflow as a plain HTTP 400.
-      upstream.class = "context_overflow";
-    }
-    if (name === "UnknownError" && /^(Model|Provider) not found/.test(upstream.message)) {
-      // 1.14 puts the cause in the message instead of behind a ref.
-      this.resolveUnknown(upstream, `ProviderModelNotFoundError: ${upstream.message}`);
-    } else if (name === "UnknownError" && upstream.ref !== null) {
+    const upstream = parseUpstreamError(event);
+    if (upstream.name === "UnknownError" && upstream.ref !== null) {
+      // The real cause is in opencode's error log under the same ref, maybe a little later.
       const cause = this.refCauses.get(upstream.ref);
-      if (cause) this.resolveUnknown(upstream, cause);
-      else {
+      if (!cause) {
         this.pendingUnknown.push(upstream);
         return;
       }
+      applyCause(upstream, cause);
     }
     this.recordError(upstream);
-  }
-
-  private resolveUnknown(error: UpstreamError, cause: string): void {
-    // "ProviderModelNotFoundError: Model not found: fake/nope." -> name and message.
-    const m = /^([A-Za-z]+Error):\s*(.*)$/s.exec(cause.trim());
-    error.name = m ? m[1]! : error.name;
-    error.message = redact(m ? m[2]! : cause.trim());
-    error.class = errorClassOf(error.name, error.statusCode);
-    if (error.name === "ProviderModelNotFoundError") {
-      // opencode lists a provider's models only when it has credentials, so a missing API key
-      // also surfaces as "Model not found".
-      error.message += " (opencode offers a provider's models only when its credentials are set: an API key in the environment, or `opencode auth login`)";
-    }
   }
 
   private recordError(error: UpstreamError): void {
@@ -419,7 +330,7 @@ export class Normalizer {
           const waiting = this.pendingUnknown.findIndex((e) => e.ref === ref);
           if (waiting !== -1) {
             const [pending] = this.pendingUnknown.splice(waiting, 1);
-            this.resolveUnknown(pending!, error);
+            applyCause(pending!, error);
             this.recordError(pending!);
           }
         }
@@ -447,7 +358,7 @@ export class Normalizer {
     const { providerID, modelID } = this.dump.fields;
     if (this.dump.name === "ProviderModelNotFoundError" && providerID && modelID) {
       const error: UpstreamError = { class: "config_error", name: "UnknownError", message: "", statusCode: null, retryable: null, ref: null };
-      this.resolveUnknown(error, `ProviderModelNotFoundError: Model not found: ${providerID}/${modelID}.`);
+      applyCause(error, `ProviderModelNotFoundError: Model not found: ${providerID}/${modelID}.`);
       this.dump = null;
       this.recordError(error);
     }

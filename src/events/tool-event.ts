@@ -1,0 +1,59 @@
+// A finished opencode tool_use part as an oc-exec tool event: status (denied is recognized from
+// the error text), capped output, duration. Pure.
+import { redact, redactValue } from "../outcome/redact.js";
+import type { EventDraft } from "./schema.js";
+import { readNumber, readObject, readString, type Json } from "./upstream.js";
+
+const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
+
+/** Caps a string at maxBytes of UTF-8 without splitting a character. */
+export function capUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
+  if (text.length <= maxBytes / 3) return { text, truncated: false };
+  // Every UTF-16 unit is at least one UTF-8 byte, so only the first maxBytes units can survive:
+  // encode those, not a 10 MB tool output.
+  const head = text.length > maxBytes ? text.slice(0, maxBytes) : text;
+  const buf = Buffer.from(head, "utf8");
+  if (buf.length <= maxBytes && head === text) return { text, truncated: false };
+  if (buf.length <= maxBytes) return { text: head, truncated: true };
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return { text: buf.subarray(0, end).toString("utf8"), truncated: true };
+}
+
+export type ToolDraft = Extract<EventDraft, { type: "tool" }>;
+
+/** null while the tool is still pending or running (a later line reports it finished). */
+export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDraft; state: Json | null } | null {
+  const tool = readString(part, "tool")!;
+  const state = readObject(part, "state");
+  const rawStatus = readString(state, "status");
+  if (rawStatus === "pending" || rawStatus === "running") return null;
+  const errorText = readString(state, "error");
+  const denied = rawStatus === "error" && errorText !== null && DENIAL_TEXT.some((re) => re.test(errorText));
+  let output: string | null = null;
+  let truncated = false;
+  const rawOutput = state?.output;
+  if (rawOutput !== undefined && rawOutput !== null) {
+    const capped = capUtf8(typeof rawOutput === "string" ? rawOutput : JSON.stringify(rawOutput), maxOutputBytes);
+    output = capped.text;
+    truncated = capped.truncated;
+  }
+  const time = readObject(state, "time");
+  const start = readNumber(time, "start");
+  const end = readNumber(time, "end");
+  return {
+    state,
+    draft: {
+      type: "tool",
+      call_id: readString(part, "callID") ?? readString(part, "callId"),
+      tool,
+      status: denied ? "denied" : rawStatus === "completed" ? "completed" : "error",
+      input: state && "input" in state ? redactValue(state.input) : null,
+      output,
+      output_truncated: truncated,
+      error: errorText === null ? null : redact(errorText),
+      title: readString(state, "title"),
+      duration_ms: start !== null && end !== null && end >= start ? Math.round(end - start) : null,
+    },
+  };
+}
