@@ -20,7 +20,8 @@ export type TurnFacts = {
   lastStepReason: string | null;
   usage: Usage;
   costUsd: number;
-  finalText: string | null;
+  /** The final assistant message: the text parts of the last message that had text. */
+  readonly finalText: string | null;
   tools: { total: number; failed: number; denied: number };
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
@@ -65,13 +66,17 @@ function clip(text: string, max: number): string {
 }
 
 export class Normalizer {
-  readonly facts: TurnFacts = {
+  readonly facts: TurnFacts = ((textParts: () => string[]) => ({
     sessionId: null,
     steps: 0,
     lastStepReason: null,
     usage: emptyUsage(),
     costUsd: 0,
-    finalText: null,
+    // Joined when read, not per part: a message with thousands of parts must not cost O(n²).
+    get finalText(): string | null {
+      const parts = textParts();
+      return parts.length > 0 ? parts.join("\n") : null;
+    },
     tools: { total: 0, failed: 0, denied: 0 },
     filesChanged: [],
     permissionDenials: [],
@@ -84,7 +89,7 @@ export class Normalizer {
     stream: { json_lines: 0, other_lines: 0, blank_lines: 0, warnings: 0 },
     events: 0,
     sessionMismatch: null,
-  };
+  }))(() => this.lastTextParts);
 
   private stepOpen = false;
   private lastTextMessage: string | null = null;
@@ -104,20 +109,16 @@ export class Normalizer {
     private readonly emit: Emit,
   ) {}
 
-  private warn(code: string, message: string): void {
+  /** A warning event, counted in result.stream; also for warnings from outside opencode's streams. */
+  warning(code: string, message: string): void {
     this.facts.stream.warnings++;
     this.emit({ type: "warning", code, message: redact(message) });
-  }
-
-  /** For warnings that do not come from opencode's streams (stdin timeout, version, ...). */
-  warning(code: string, message: string): void {
-    this.warn(code, message);
   }
 
   stdoutLine(text: string, meta: LineMeta = {}): void {
     if (meta.truncated) {
       this.facts.stream.other_lines++;
-      this.warn(
+      this.warning(
         "line_too_long",
         `opencode printed a line of ${meta.bytes ?? "?"} bytes on stdout, over the ${this.options.maxLineBytes ?? "configured"}-byte limit; it was skipped. It began: ${clip(text, 200)}`,
       );
@@ -139,11 +140,11 @@ export class Normalizer {
           this.facts.blockedOnPrompt = true;
           return this.permissionNotice(prompt.permission, prompt.pattern);
         }
-        return this.warn("non_json_line", `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+        return this.warning("non_json_line", `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
       }
       case "json-other":
         this.facts.stream.other_lines++;
-        return this.warn("non_object_json", `opencode printed JSON that is not an event object: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+        return this.warning("non_object_json", `opencode printed JSON that is not an event object: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
       case "event":
         this.facts.stream.json_lines++;
         if (line.sessionId) this.sessionSeen(line.sessionId);
@@ -199,12 +200,12 @@ export class Normalizer {
         this.facts.events++;
         return;
       default:
-        return this.warn("unknown_event", `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`);
+        return this.warning("unknown_event", `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`);
     }
   }
 
   private malformed(type: string, field: string): void {
-    this.warn("malformed_event", `opencode ${type} event without a valid ${field}; ignored`);
+    this.warning("malformed_event", `opencode ${type} event without a valid ${field}; ignored`);
   }
 
   private textPart(messageId: string | null, text: string): void {
@@ -213,7 +214,6 @@ export class Normalizer {
       this.lastTextMessage = messageId;
       this.lastTextParts = [];
     }
-    // Joined once, in finish(): a message with thousands of parts must not cost O(n²).
     this.lastTextParts.push(text);
   }
 
@@ -322,7 +322,7 @@ export class Normalizer {
         return this.permissionNotice(line.permission, line.pattern);
       case "agent-fallback":
         this.tail(line.text);
-        return this.warn("agent_fallback", line.text);
+        return this.warning("agent_fallback", line.text);
       case "log": {
         const { ref, error } = line.fields;
         if (ref && error) {
@@ -382,7 +382,6 @@ export class Normalizer {
 
   /** Both streams have ended: emit whatever was still waiting for a partner. */
   finish(): void {
-    if (this.lastTextParts.length > 0) this.facts.finalText = this.lastTextParts.join("\n");
     for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
     for (const notice of this.pendingNotices.splice(0)) this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
     for (const tool of this.pendingDeniedTools.splice(0)) this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });

@@ -39,9 +39,6 @@ export function knownFeatures(version: string | null): Features | null {
   return version ? (KNOWN[version] ?? null) : null;
 }
 
-export function isTested(version: string | null): boolean {
-  return version !== null && (TESTED_VERSIONS as readonly string[]).includes(version);
-}
 
 /** Reads the flags out of `opencode run --help` (yargs layout: `  --name  description`). */
 export function parseRunHelp(help: string): Features {
@@ -58,12 +55,3 @@ export function parseRunHelp(help: string): Features {
   };
 }
 
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
-  const pb = b.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}

@@ -79,7 +79,3 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   return { version, features, tested };
 }
 
-/** Just the version, for `oc-exec --version`. */
-export async function detectVersion(binary: Located, env: NodeJS.ProcessEnv): Promise<string | null> {
-  return (await detectOpencode(binary, env)).version;
-}

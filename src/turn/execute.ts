@@ -1,24 +1,21 @@
 // Runs one turn from start to `result`: locate opencode, write run.started, read the prompt,
-// run the process (run-process.ts), the work after it (around-turn.ts), classify, write result.
+// run the process (run-process.ts), the work after it (around-turn.ts), then the result
+// (turn-core.ts, shared with replay).
 // Every path ends in exactly one result event, including bugs in this file.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { Emitter } from "../events/emitter.js";
-import { Normalizer } from "../events/normalize.js";
-import type { EventDraft, OcEvent, ResultEvent } from "../events/schema.js";
-import { SCHEMA_VERSION } from "../events/schema-version.js";
+import type { OcEvent, ResultEvent } from "../events/schema.js";
 import { TESTED_RANGE } from "../opencode/features.js";
 import { unsupportedFlags, type Invocation } from "../opencode/invocation.js";
 import { locateOpencode, type LocateResult } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
-import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
+import type { TurnEnd } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
-import { buildResult } from "../outcome/result.js";
-import { VERSION } from "../version.js";
 import { afterTurn, prepareInvocation, type AfterTurn } from "./around-turn.js";
 import { TurnControl } from "./control.js";
 import { DEFAULTS, type TurnOptions } from "./options.js";
-import { runProcess, type RawLine } from "./run-process.js";
+import { runProcess } from "./run-process.js";
+import { createTurnCore } from "./turn-core.js";
 
 function checkWorkspace(dir: string): string | null {
   try {
@@ -50,13 +47,10 @@ function launchProblem(options: TurnOptions, located: LocateResult, workspace: s
 
 export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) => void, control = new TurnControl()): Promise<ResultEvent> {
   control.follow(options.signal);
-  const clock = options.clock ?? Date.now;
-  const startedAt = clock();
   const env = options.env ?? process.env;
   const workspace = resolve(options.dir ?? process.cwd());
-  let result: ResultEvent | null = null;
   let after: AfterTurn = {};
-  const normalizer: Normalizer = new Normalizer(
+  const core = createTurnCore(
     {
       workspace,
       resume: options.session ?? null,
@@ -64,19 +58,12 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
       fork: options.fork ?? false,
       maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
       maxLineBytes: options.maxLineBytes ?? DEFAULTS.maxLineBytes,
+      includeRaw: options.includeRaw,
+      clock: options.clock,
     },
-    // --include-raw: events derived from an opencode line carry that line.
-    (draft) => emitter.emit(options.includeRaw && rawLine.text !== null ? ({ ...draft, raw: rawLine.text } as EventDraft) : draft),
+    sink,
   );
-  const rawLine: RawLine = { text: null };
-  const emitter = new Emitter(
-    (event) => {
-      if (event.type === "result") result = event;
-      sink(event);
-    },
-    () => normalizer.facts.sessionId,
-    clock,
-  );
+  const { normalizer } = core;
   const end: TurnEnd = { stop: null, launchError: null, internalError: null, process: null };
   const stopFromSignal = () => {
     end.stop ??= control.reason;
@@ -86,10 +73,7 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     const located = locateOpencode(options.opencode ?? env.OC_EXEC_OPENCODE ?? null, env.PATH);
     const detected = located.ok ? await detectOpencode(located.binary, env) : null;
     const version = detected?.version ?? null;
-    emitter.emit({
-      type: "run.started",
-      schema_version: SCHEMA_VERSION,
-      oc_exec_version: VERSION,
+    core.started({
       opencode: { path: located.ok ? located.binary.path : located.path, version },
       cwd: workspace,
       model: options.model ?? null,
@@ -138,30 +122,17 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     }
     stopFromSignal();
     if (invocation && !end.launchError && end.stop === null) {
-      await runProcess(options, normalizer, end, control, invocation, rawLine);
+      await runProcess(options, normalizer, end, control, invocation, core.rawLine);
     }
-    normalizer.finish();
     if (invocation && !end.launchError) after = await afterTurn(options, normalizer, end, invocation);
   } catch (error) {
     end.internalError = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
 
-  try {
-    normalizer.finish();
-  } catch (error) {
-    end.internalError ??= { message: String(error) };
-  }
-  const outcome = classifyOutcome(normalizer.facts, end);
-  emitter.emit(
-    buildResult(normalizer.facts, outcome, {
-      durationMs: clock() - startedAt,
-      model: after.model ?? options.model ?? null,
-      process: end.process,
-      costUsd: after.costUsd,
-      structuredOutput: after.structuredOutput,
-      sessionDeleted: after.sessionDeleted,
-    }),
-  );
-  return result!;
+  return core.finish(end, {
+    model: after.model ?? options.model ?? null,
+    costUsd: after.costUsd,
+    structuredOutput: after.structuredOutput,
+    sessionDeleted: after.sessionDeleted,
+  });
 }
-

@@ -1,6 +1,4 @@
 // What one turn needs. The CLI builds this from flags; library users build it directly.
-import type { StopReason } from "../outcome/classify.js";
-
 export type PromptSource = string | (() => Promise<{ text: string; warnings: { code: string; message: string }[] }>);
 
 export type TurnOptions = {
@@ -60,8 +58,6 @@ export type TurnOptions = {
   /** Injected clock, for tests. */
   clock?: () => number;
 };
-
-export type ResolvedStop = StopReason;
 
 export const DEFAULTS = {
   startupTimeoutMs: 60_000,
