@@ -110,16 +110,20 @@ async function runCli(io: CliIo, settings: CliSettings | null, args: string[], l
   try {
     let progress = true;
     for await (const event of turn) {
-      stdout.write(event);
+      const behind = !stdout.write(event);
       if (event.type === "result") exitCode = event.exit_code;
-      if (!progress) continue;
-      try {
-        reporter.event(event);
-      } catch (error) {
-        // Progress is a courtesy; a failure in it must not cost the turn or its result line.
-        progress = false;
-        io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
+      if (progress) {
+        try {
+          reporter.event(event);
+        } catch (error) {
+          // Progress is a courtesy; a failure in it must not cost the turn or its result line.
+          progress = false;
+          io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
+        }
       }
+      // A reader slower than opencode (a pipe into a busy jq) holds the turn back rather than
+      // letting unwritten events pile up in memory.
+      if (behind) await stdout.drained();
     }
   } finally {
     reporter.stop();

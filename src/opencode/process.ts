@@ -12,8 +12,8 @@ export type RunningProcess = {
   done: Promise<ProcessEnd & { spawnError: string | null }>;
   /** Signals opencode's group and every process below it, including those in sessions of their own. */
   killTree(signal: NodeJS.Signals): void;
-  pauseStdout(): void;
-  resumeStdout(): void;
+  /** Stop (true) or resume (false) reading opencode's stdout: flow control for a slow consumer. */
+  holdStdout(held: boolean): void;
 };
 
 export type StreamHandlers = { stdout(chunk: Buffer): void; stderr(chunk: Buffer): void };
@@ -47,6 +47,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   // Everything ever seen below opencode; after it exits its orphans can no longer be found by
   // walking the tree, so the final SIGKILL goes to this list too.
   let exit: ProcessEnd | null = null;
+  let held = false;
   const seen = new Set<number>();
   const killTree = (signal: NodeJS.Signals) => {
     if (pid === undefined) return;
@@ -68,10 +69,16 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
       // Reap whatever the turn left running (a backgrounded tool process), then give the pipes a
       // moment to drain; a grandchild that still holds them open must not hang us.
       killTree("SIGKILL");
-      const cut = setTimeout(() => {
+      // Output we are holding back for a slow consumer is not a leftover: wait for it.
+      const cutIfReading = () => {
+        if (held) {
+          cut = setTimeout(cutIfReading, STREAM_DRAIN_MS);
+          return;
+        }
         child.stdout?.destroy();
         child.stderr?.destroy();
-      }, STREAM_DRAIN_MS);
+      };
+      let cut = setTimeout(cutIfReading, STREAM_DRAIN_MS);
       void streamsClosed.then(() => {
         clearTimeout(cut);
         resolve({ ...exit!, spawnError: null });
@@ -90,7 +97,10 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     pid,
     done,
     killTree,
-    pauseStdout: () => child.stdout?.pause(),
-    resumeStdout: () => child.stdout?.resume(),
+    holdStdout: (hold) => {
+      held = hold;
+      if (hold) child.stdout?.pause();
+      else child.stdout?.resume();
+    },
   };
 }

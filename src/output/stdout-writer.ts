@@ -2,7 +2,13 @@
 // reader goes away (EPIPE, `oc-exec ... | head -1`) we stop writing and tell the caller once.
 import type { OcEvent } from "../events/schema.js";
 
-export type StdoutWriter = { write(event: OcEvent): void; readonly broken: boolean };
+export type StdoutWriter = {
+  /** False when the reader is behind: wait for drained() before writing more. */
+  write(event: OcEvent): boolean;
+  /** Resolves once the reader has caught up, or stdout is gone (then writes are dropped anyway). */
+  drained(): Promise<void>;
+  readonly broken: boolean;
+};
 
 export function createStdoutWriter(stream: NodeJS.WritableStream = process.stdout, onBrokenPipe: () => void = () => {}): StdoutWriter {
   let broken = false;
@@ -15,12 +21,27 @@ export function createStdoutWriter(stream: NodeJS.WritableStream = process.stdou
   stream.on("error", fail);
   return {
     write(event) {
-      if (broken) return;
+      if (broken) return true;
       try {
-        stream.write(`${JSON.stringify(event)}\n`);
+        return stream.write(`${JSON.stringify(event)}\n`);
       } catch {
         fail();
+        return true;
       }
+    },
+    drained() {
+      if (broken) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          stream.off("drain", done);
+          stream.off("error", done);
+          stream.off("close", done);
+          resolve();
+        };
+        stream.on("drain", done);
+        stream.on("error", done);
+        stream.on("close", done);
+      });
     },
     get broken() {
       return broken;

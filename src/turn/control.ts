@@ -1,10 +1,14 @@
-// How a caller stops a running turn. Every stop (signal, caller's AbortSignal, timeout, budget)
+// How a caller steers a running turn. Every stop (signal, caller's AbortSignal, timeout, budget)
 // goes through one path in execute.ts; a second interrupt while stopping kills at once.
+// Flow control goes through here too: a consumer that cannot keep up says so, and the runner
+// stops reading opencode's stdout until it can, so memory does not grow with the stream.
 import type { StopReason } from "../outcome/classify.js";
 
 export class TurnControl {
   private first: StopReason | null = null;
   private readonly listeners = new Set<(reason: StopReason) => void>();
+  private held = false;
+  private readonly flowListeners = new Set<(held: boolean) => void>();
 
   abort(reason: StopReason): void {
     this.first ??= reason;
@@ -18,6 +22,22 @@ export class TurnControl {
   subscribe(listener: (reason: StopReason) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** The consumer is behind (true) or has caught up (false). Repeats are ignored. */
+  backpressure(held: boolean): void {
+    if (held === this.held) return;
+    this.held = held;
+    for (const listener of this.flowListeners) listener(held);
+  }
+
+  get isHeld(): boolean {
+    return this.held;
+  }
+
+  onBackpressure(listener: (held: boolean) => void): () => void {
+    this.flowListeners.add(listener);
+    return () => this.flowListeners.delete(listener);
   }
 
   /** Forwards an AbortSignal; its reason may be a StopReason, anything else counts as an interrupt. */

@@ -1,6 +1,7 @@
 // Runs opencode for one turn: stream and normalize both pipes, enforce the timeouts and budgets,
 // and stop the whole process tree through one path (signals, timeouts, budgets, a blocked prompt,
-// a bug of ours). Resolves when opencode has exited and its pipes are drained.
+// a bug of ours). While the consumer is behind, opencode's stdout is not read (flow control).
+// Resolves when opencode has exited and its pipes are drained.
 import { LineSplitter } from "../events/line-splitter.js";
 import type { Normalizer } from "../events/normalize.js";
 import type { Invocation } from "../opencode/invocation.js";
@@ -98,6 +99,12 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
   timers.start();
   const unsubscribe = control.subscribe(stop);
   if (control.reason) stop(control.reason);
+  const hold = (held: boolean) => {
+    running.holdStdout(held);
+    timers.hold(held);
+  };
+  const unsubscribeFlow = control.onBackpressure(hold);
+  if (control.isHeld) hold(true);
 
   try {
     const ended = await running.done;
@@ -110,5 +117,6 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
     if (killTimer) clearTimeout(killTimer);
     if (configGrace) clearTimeout(configGrace);
     unsubscribe();
+    unsubscribeFlow();
   }
 }

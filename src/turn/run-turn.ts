@@ -11,6 +11,12 @@ export type Turn = AsyncIterable<OcEvent> & {
   abort(reason?: StopReason): void;
 };
 
+// Flow control: with this many events waiting for the consumer, opencode's stdout is no longer
+// read (opencode then blocks on its pipe, as it would under any slow reader); reading resumes
+// once the consumer is down to the low mark. Counts, not bytes: one event is at most one line.
+const QUEUE_HIGH = 64;
+const QUEUE_LOW = 16;
+
 export function runTurn(options: TurnOptions): Turn {
   const control = new TurnControl();
   const queue: OcEvent[] = [];
@@ -24,6 +30,7 @@ export function runTurn(options: TurnOptions): Turn {
     started = true;
     executeTurn(options, (event) => {
       queue.push(event);
+      if (queue.length >= QUEUE_HIGH) control.backpressure(true);
       wake?.();
     }, control)
       .catch((error: unknown) => (failure = error))
@@ -39,7 +46,11 @@ export function runTurn(options: TurnOptions): Turn {
       start();
       try {
         for (;;) {
-          while (queue.length > 0) yield queue.shift()!;
+          while (queue.length > 0) {
+            const event = queue.shift()!;
+            if (queue.length <= QUEUE_LOW) control.backpressure(false);
+            yield event;
+          }
           if (finished) break;
           await new Promise<void>((resolve) => (wake = resolve));
           wake = null;

@@ -10,6 +10,7 @@ export class TurnTimers {
   private startup: NodeJS.Timeout | null = null;
   private idle: NodeJS.Timeout | null = null;
   private fired = false;
+  private cleared = false;
 
   constructor(
     private readonly limits: TimerLimits,
@@ -35,6 +36,16 @@ export class TurnTimers {
     if (this.idle) this.idle.refresh();
   }
 
+  /** While our consumer holds us back, opencode's silence is ours: the idle timer waits. */
+  hold(held: boolean): void {
+    if (held) {
+      if (this.idle) clearTimeout(this.idle);
+      this.idle = null;
+    } else if (this.idle === null && !this.cleared) {
+      this.idle = this.arm("idle", this.limits.idleMs);
+    }
+  }
+
   signOfLife(): void {
     if (this.startup) this.startup.refresh();
   }
@@ -47,5 +58,6 @@ export class TurnTimers {
   clear(): void {
     for (const t of [this.turn, this.startup, this.idle]) if (t) clearTimeout(t);
     this.turn = this.startup = this.idle = null;
+    this.cleared = true;
   }
 }

@@ -1,13 +1,15 @@
 // Process lifecycle: signals, timeouts, a reader that goes away, hostile streams. Nothing hangs,
 // nothing of the turn survives, and the last line is always `result`.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { descendants, isAlive, peakRss, waitFor } from "../support/procs.js";
+import type { ResultEvent } from "../../src/events/schema.js";
 import { BIN, eventsOf } from "../support/run-cli.js";
+import { checkStream } from "../support/schema-check.js";
 
 const e2e = useE2E();
 const fake = (mode: string, extra: Record<string, string> = {}) => ({ OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: mode, ...extra });
@@ -177,3 +179,34 @@ describe("hostile output on opencode's stdout", () => {
     expect(peak).toBeLessThan(160 * 1024 * 1024);
   });
 });
+
+describe("a reader slower than opencode", () => {
+  it("holds opencode back instead of buffering: nothing lost, and no idle timeout while held", async () => {
+    const progress = join(e2e.home.root, "flood-progress");
+    const child = spawn(process.execPath, [BIN, "-q", "--idle-timeout", "1s", "x"], {
+      env: { ...e2e.home.env, ...fake("flood", { FAKE_FLOOD_MB: "40", FAKE_PROGRESS: progress }) },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    // The reader takes nothing for three seconds, three times the idle timeout.
+    await new Promise((r) => setTimeout(r, 3000));
+    const writtenWhileHeld = existsSync(progress) ? Number.parseInt(readFileSync(progress, "utf8"), 10) : 0;
+    let stdout = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (d: string) => (stdout += d));
+    const code = await closed;
+
+    // Pipes and a 64-event queue, not 40 MB: opencode waited for the reader.
+    expect(writtenWhileHeld).toBeLessThan(4 * 1024 * 1024);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const [, lines, done] = readFileSync(progress, "utf8").split(" ");
+    expect(done).toBe("done");
+    const events = checkStream(stdout);
+    expect(events.map((e) => e.type)).toEqual(["run.started", "session.started", "step.started", ...Array(Number(lines)).fill("message"), "step.finished", "result"]);
+    expect((events.at(-1) as ResultEvent).class).toBe("success");
+  });
+});
+

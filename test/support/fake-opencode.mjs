@@ -135,6 +135,29 @@ const MODES = {
     const { createReadStream } = await import("node:fs");
     await new Promise((resolve, reject) => createReadStream(env.FAKE_CORPUS).on("error", reject).on("end", resolve).pipe(process.stdout, { end: false }));
   },
+  // FAKE_FLOOD_MB of 8 KB text events as fast as the reader takes them; after each megabyte the
+  // bytes written so far go to FAKE_PROGRESS (to see whether a slow reader holds it back), and
+  // at the end "<bytes> <lines> done".
+  async flood() {
+    const megabytes = Number(env.FAKE_FLOOD_MB ?? 20);
+    const filler = "f".repeat(8 * 1024);
+    await write(process.stdout, stepStart());
+    let bytes = 0;
+    let lines = 0;
+    let reported = 0;
+    while (bytes < megabytes * 1024 * 1024) {
+      const line = text(filler);
+      bytes += line.length;
+      lines++;
+      await write(process.stdout, line);
+      if (env.FAKE_PROGRESS && bytes - reported >= 1024 * 1024) {
+        reported = bytes;
+        writeFileSync(env.FAKE_PROGRESS, String(bytes));
+      }
+    }
+    await write(process.stdout, stepFinish());
+    if (env.FAKE_PROGRESS) writeFileSync(env.FAKE_PROGRESS, `${bytes} ${lines} done`);
+  },
   // Writes FAKE_LINES text events at FAKE_RATE lines/s, each stamped with the time it was
   // written (latency benchmark).
   async paced() {
