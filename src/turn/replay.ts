@@ -6,7 +6,7 @@ import { LineSplitter } from "../events/line-splitter.js";
 import type { OcEvent, ResultEvent } from "../events/schema.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import { DEFAULTS } from "./options.js";
-import { createTurnCore } from "./turn-core.js";
+import { createTurnCore, splitterOptions } from "./turn-core.js";
 
 export type Recording = {
   stdout: Buffer | string;
@@ -29,16 +29,18 @@ export function replayRecording(rec: Recording, sink: (event: OcEvent) => void =
   const events: OcEvent[] = [];
   const workspace = rec.workspace ?? process.cwd();
   const maxLineBytes = rec.maxLineBytes ?? DEFAULTS.maxLineBytes;
+  const maxOutputBytes = rec.maxOutputBytes ?? DEFAULTS.maxOutputBytes;
   const core = createTurnCore(
-    { workspace, resume: rec.resume ?? null, maxOutputBytes: rec.maxOutputBytes ?? DEFAULTS.maxOutputBytes, maxLineBytes, clock: rec.clock },
+    { workspace, resume: rec.resume ?? null, maxOutputBytes, maxLineBytes, clock: rec.clock },
     (event) => {
       events.push(event);
       sink(event);
     },
   );
   core.started({ opencode: { path: null, version: rec.opencodeVersion ?? null }, cwd: workspace, model: null, agent: null, resume: rec.resume ?? null });
-  const out = new LineSplitter((line) => core.normalizer.stdoutLine(line.text, line), maxLineBytes);
-  const err = new LineSplitter((line) => core.normalizer.stderrLine(line.text));
+  const split = splitterOptions(maxLineBytes, maxOutputBytes);
+  const out = new LineSplitter((line) => core.normalizer.stdoutLine(line.text, line), split.stdout);
+  const err = new LineSplitter((line) => core.normalizer.stderrLine(line.text), split.stderr);
   const feedStderr = () => {
     if (rec.stderr !== undefined) err.push(Buffer.from(rec.stderr));
     err.end();

@@ -11,8 +11,8 @@ import { checkBudgets } from "./budget.js";
 import type { TurnControl } from "./control.js";
 import { DEFAULTS, type TurnOptions } from "./options.js";
 import { TurnTimers } from "./timers.js";
+import { splitterOptions } from "./turn-core.js";
 
-const STDERR_MAX_LINE = 1024 * 1024;
 const CONFIG_ERROR_GRACE_MS = 3000;
 
 /** The opencode line being normalized, for --include-raw. */
@@ -62,9 +62,11 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
       }
     };
 
+  const split = splitterOptions(options.maxLineBytes ?? DEFAULTS.maxLineBytes, options.maxOutputBytes ?? DEFAULTS.maxOutputBytes);
   const stdout = new LineSplitter(guard((line) => {
     timers.activity();
-    rawLine.text = line.truncated ? null : line.text;
+    // A cut line is valid JSON but not what opencode wrote, so it is not passed off as raw.
+    rawLine.text = line.truncated || line.cut ? null : line.text;
     normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
     rawLine.text = null;
     if (!sawJson && normalizer.facts.stream.json_lines > 0) {
@@ -77,7 +79,7 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
       for (const w of check.warnings) normalizer.warning(w.code, w.message);
       if (check.exceeded) stop(check.exceeded);
     }
-  }), options.maxLineBytes ?? DEFAULTS.maxLineBytes);
+  }), split.stdout);
   // Some releases (1.0) report a configuration error on stderr and then wait forever; when that
   // happens before any JSON event, give opencode a moment, then stop it.
   let configGrace: NodeJS.Timeout | null = null;
@@ -93,7 +95,7 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
         if (!sawJson) stop({ kind: "blocked" });
       }, CONFIG_ERROR_GRACE_MS);
     }
-  }), STDERR_MAX_LINE);
+  }), split.stderr);
 
   const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
   timers.start();

@@ -210,3 +210,26 @@ describe("a reader slower than opencode", () => {
   });
 });
 
+describe("huge tool output", () => {
+  it("a 20 MB tool line (10 MB of output, repeated in metadata) becomes a tool event with capped output", async () => {
+    let peak = 0;
+    const run = await e2e.run(["-q", "--include-raw", "x"], {
+      extraEnv: fake("big-tool", { FAKE_OUTPUT_MB: "10" }),
+      onSpawn: (child) => {
+        const timer = setInterval(() => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)), 20);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    expect(run.code).toBe(0);
+    expect(run.types).toEqual(["run.started", "session.started", "step.started", "tool", "step.finished", "step.started", "message", "step.finished", "result"]);
+    const [tool] = eventsOf(run, "tool");
+    expect(tool).toMatchObject({ call_id: "call_big", tool: "bash", status: "completed", output: "o".repeat(64 * 1024), output_truncated: true, title: "cat big.log", duration_ms: 500 });
+    // The line oc-exec parsed was shortened, so it is not passed off as opencode's raw line.
+    expect(tool).not.toHaveProperty("raw");
+    expect(eventsOf(run, "message")[0]).toHaveProperty("raw");
+    expect(run.result.stream).toEqual({ json_lines: 6, other_lines: 0, blank_lines: 0, warnings: 0 });
+    // Before the cutter, this line was held whole (and then dropped as over the 16 MiB limit).
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThan(120 * 1024 * 1024);
+  });
+});

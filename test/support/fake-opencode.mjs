@@ -158,6 +158,18 @@ const MODES = {
     await write(process.stdout, stepFinish());
     if (env.FAKE_PROGRESS) writeFileSync(env.FAKE_PROGRESS, `${bytes} ${lines} done`);
   },
+  // One finished bash call whose output (FAKE_OUTPUT_MB of it) opencode repeats in
+  // state.metadata.output, as real releases do: a line twice the output's size.
+  async "big-tool"() {
+    const output = "o".repeat(Number(env.FAKE_OUTPUT_MB ?? 10) * 1024 * 1024);
+    await write(process.stdout, stepStart());
+    const state = { status: "completed", input: { command: "cat big.log" }, output, title: "cat big.log", metadata: { output, exit: 0, truncated: false }, time: { start: 1000, end: 1500 } };
+    await write(process.stdout, ev("tool_use", { part: { id: "prt_t", messageID: "msg_1", sessionID: sid, type: "tool", callID: "call_big", tool: "bash", state } }));
+    await write(process.stdout, stepFinish("tool-calls"));
+    await write(process.stdout, stepStart());
+    await write(process.stdout, text("The log is long."));
+    await write(process.stdout, stepFinish());
+  },
   // Writes FAKE_LINES text events at FAKE_RATE lines/s, each stamped with the time it was
   // written (latency benchmark).
   async paced() {

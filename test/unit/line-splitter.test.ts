@@ -5,7 +5,7 @@ import { capUtf8 } from "../../src/events/tool-event.js";
 
 function split(chunks: Buffer[], max?: number): SplitLine[] {
   const out: SplitLine[] = [];
-  const s = new LineSplitter((l) => out.push(l), max);
+  const s = new LineSplitter((l) => out.push(l), { maxLineBytes: max });
   for (const c of chunks) s.push(c);
   s.end();
   return out;
