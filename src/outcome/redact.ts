@@ -1,6 +1,6 @@
 // Error text passes through to the user; secrets never do. Applied to every message, error
 // payload and stderr tail that oc-exec writes.
-const PATTERNS: [RegExp, string][] = [
+export const PATTERNS: readonly [RegExp, string][] = [
   // Authorization headers and bearer tokens, whatever the quoting.
   [/(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+/gi, "$1[REDACTED]"],
   [/\bbearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]"],
@@ -14,7 +14,12 @@ const PATTERNS: [RegExp, string][] = [
   [/\bAIza[0-9A-Za-z_-]{30,}/g, "[REDACTED]"],
 ];
 
+// Every pattern above needs one of these words; most strings (tool inputs, messages) have none,
+// and one test is cheaper than eight replaces on the hot path.
+const ANY_TRIGGER = /authorization|bearer|api[_-]?key|token|secret|password|sk-|gh[pousr]_|github_pat_|xox|akia|aiza/i;
+
 export function redact(text: string): string {
+  if (!ANY_TRIGGER.test(text)) return text;
   let out = text;
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
   return out;

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redact, redactValue } from "../../src/outcome/redact.js";
+import { PATTERNS, redact, redactValue } from "../../src/outcome/redact.js";
 
 describe("redact", () => {
   it.each([
@@ -19,5 +20,18 @@ describe("redact", () => {
     expect(
       redactValue({ message: "key sk-abcdefghijklmn", responseHeaders: { "set-cookie": "x" }, nested: [{ apiKey: "abcd1234" }] }),
     ).toEqual({ message: "key sk-[REDACTED]", nested: [{ apiKey: "abcd1234" }] });
+  });
+
+  it("the quick pre-check never lets through what the patterns would redact", () => {
+    const everyPattern = (text: string) => PATTERNS.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), text);
+    const pieces = ["Authorization: ", "authorization=", "Bearer ", "bearer ", "api_key=", "API-KEY: ", "apiKey:", "x-api-key=", "access_token=", "AUTH-TOKEN:", "secret=", "Password: ",
+      "sk-", "ghp_", "GHO_", "github_pat_", "xoxb-", "AKIA", "AIza", "abcdefghijklmnop", "0123456789ABCDEF", "'", '"', " ", ":", "=", "-", "_", "é"];
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 6 })), { maxLength: 12 }), (parts) => {
+        const text = parts.join("");
+        expect(redact(text)).toBe(everyPattern(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
