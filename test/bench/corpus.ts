@@ -1,5 +1,7 @@
 // Builds an NDJSON corpus from the shapes real opencode prints (recorded fixtures): steps, text,
 // tool calls with large outputs, and a few 10 MB lines. Deterministic for a given size.
+// As in the recordings, every step is a new assistant message with parts of its own: a corpus
+// whose 6,000 steps share one message ID would make the final message 6,000 texts long.
 import { createWriteStream } from "node:fs";
 import { loadFixture } from "../support/fixtures.js";
 
@@ -21,13 +23,14 @@ export async function writeCorpus(path: string, targetBytes: number, hugeLines =
   let nextHuge = hugeLines > 0 ? hugeEvery : Infinity;
   while (bytes < targetBytes) {
     i++;
-    await put({ ...stepStart, timestamp: i });
-    await put({ ...text, part: { ...text!.part, text: `step ${i}: ${filler.slice(0, 200)}` } });
+    const ids = (kind: string) => ({ id: `prt_bench${kind}${i}`, messageID: `msg_bench${i}` });
+    await put({ ...stepStart, timestamp: i, part: { ...stepStart!.part, ...ids("s") } });
+    await put({ ...text, part: { ...text!.part, ...ids("t"), text: `step ${i}: ${filler.slice(0, 200)}` } });
     const big = bytes >= nextHuge;
     if (big) nextHuge += hugeEvery;
     const output = big ? "x".repeat(10 * 1024 * 1024) : `${filler}\n`.repeat(1 + (i % 8));
-    await put({ ...toolUse, part: { ...toolUse!.part, callID: `call_${i}`, state: { ...toolUse!.part.state, output, metadata: { output, exit: 0, truncated: false } } } });
-    await put({ ...stepFinish, part: { ...stepFinish!.part, reason: "tool-calls" } });
+    await put({ ...toolUse, part: { ...toolUse!.part, ...ids("u"), callID: `call_${i}`, state: { ...toolUse!.part.state, output, metadata: { output, exit: 0, truncated: false } } } });
+    await put({ ...stepFinish, part: { ...stepFinish!.part, ...ids("f"), reason: "tool-calls" } });
   }
   await new Promise<void>((r) => out.end(r));
   return { bytes, lines };

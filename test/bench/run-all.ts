@@ -119,7 +119,7 @@ async function startup(): Promise<void> {
 async function corpusFile(megabytes: number): Promise<{ path: string; bytes: number; lines: number }> {
   const dir = join(root, ".cache", "bench");
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, `corpus-${megabytes}mb.ndjson`);
+  const path = join(dir, `corpus-v2-${megabytes}mb.ndjson`);
   if (!existsSync(path)) await writeCorpus(path, megabytes * 1024 * 1024);
   const { bytes, lines } = await countLines(path);
   return { path, bytes, lines };
