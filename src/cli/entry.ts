@@ -1,10 +1,12 @@
 // Runs the CLI and turns anything that escapes into exit status 70 with a message on stderr.
 // (Bugs inside a turn are caught earlier and still produce a result line.)
 import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { capYoungGeneration } from "./heap.js";
 import { main } from "./main.js";
 
 export async function runMain(): Promise<number> {
   try {
+    capYoungGeneration();
     return await main();
   } catch (error) {
     process.stderr.write(`oc-exec: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
