@@ -171,17 +171,30 @@ async function throughput(): Promise<void> {
 }
 
 async function latency(): Promise<void> {
-  const delays: number[] = [];
   const env = { ...process.env, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "paced", FAKE_LINES: "1000", FAKE_RATE: "1000", OC_EXEC_EXPORT: "0" };
-  await measure(process.execPath, [BIN, "-q", "x"], {
-    env,
-    onLine: (line) => {
-      const m = /"text":"t=([\d.]+)"/.exec(line);
-      if (m) delays.push(performance.timeOrigin + performance.now() - Number(m[1]));
-    },
-  });
-  out(`latency (1,000 lines at 1,000 lines/s, opencode write -> oc-exec event on stdout, ${delays.length} samples):`);
-  out(`  p50 ${f(pct(delays, 50))} ms   (target <= 2)   p99 ${f(pct(delays, 99))} ms   (target <= 10)   max ${f(Math.max(...delays))} ms`);
+  const delaysOf = async (file: string, args: string[]) => {
+    const delays: number[] = [];
+    await measure(file, args, {
+      env,
+      onLine: (line) => {
+        const m = /"text":"t=([\d.]+)"/.exec(line);
+        if (m) delays.push(performance.timeOrigin + performance.now() - Number(m[1]));
+      },
+    });
+    return delays;
+  };
+  // The baseline: the same producer through the minimal Node reader, i.e. what the pipes, the
+  // scheduler and a parse + stringify cost on this machine right now.
+  const reader = join(root, "test", "bench", "minimal-reader.mjs");
+  const ours: number[] = [];
+  const base: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    ours.push(...(await delaysOf(process.execPath, [BIN, "-q", "x"])));
+    base.push(...(await delaysOf("bash", ["-c", `"${process.execPath}" "${FAKE_OPENCODE}" < /dev/null | "${process.execPath}" "${reader}"`])));
+  }
+  out(`latency (1,000 lines at 1,000 lines/s, opencode write -> event on stdout; 3 alternating runs, ${ours.length} samples):`);
+  out(`  oc-exec               p50 ${f(pct(ours, 50))} ms   (target <= 2)   p99 ${f(pct(ours, 99))} ms   (target <= 10)   max ${f(Math.max(...ours))} ms`);
+  out(`  minimal node reader   p50 ${f(pct(base, 50))} ms   p99 ${f(pct(base, 99))} ms   max ${f(Math.max(...base))} ms   (ratio oc-exec/reader: p50 ${f(pct(ours, 50) / pct(base, 50))}, p99 ${f(pct(ours, 99) / pct(base, 99))})`);
 }
 
 out(`oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}`);
