@@ -36,6 +36,9 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
       return;
     }
     if (repeated) return;
+    // From here on opencode's output is read whether or not anyone keeps up: a consumer that
+    // stopped reading must not keep a dying turn from ending.
+    running.holdStdout(false);
     running.killTree("SIGTERM");
     killTimer = setTimeout(() => running.killTree("SIGKILL"), killAfterMs);
   };
@@ -102,6 +105,7 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
   const unsubscribe = control.subscribe(stop);
   if (control.reason) stop(control.reason);
   const hold = (held: boolean) => {
+    if (held && end.stop !== null) return;
     running.holdStdout(held);
     timers.hold(held);
   };

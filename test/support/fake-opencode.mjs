@@ -5,6 +5,7 @@
 //   FAKE_OPENCODE_MODE     a hostile behaviour (see MODES below)
 //   FAKE_OPENCODE_VERSION  what --version prints (default: the fixture's version, else 1.18.33)
 //   FAKE_OPENCODE_RECORD   a file to write {argv, stdin, env} to, for assertions
+//   FAKE_TERM_EXIT         on SIGTERM, exit with this status instead of dying by the signal
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
@@ -45,6 +46,8 @@ async function readStdin() {
   for await (const c of process.stdin) parts.push(c);
   return Buffer.concat(parts).toString("utf8");
 }
+
+if (env.FAKE_TERM_EXIT) process.on("SIGTERM", () => process.exit(Number(env.FAKE_TERM_EXIT)));
 
 const MODES = {
   // Replays a recorded fixture.

@@ -66,4 +66,23 @@ describe("runTurn", () => {
     expect(isAlive(opencodePid!)).toBe(false);
     expect(isAlive(childPid!)).toBe(false);
   });
+
+  it("a turn stopped while its consumer holds it back still ends, with every process gone", async () => {
+    const { TurnControl } = await import("../../src/turn/control.js");
+    const control = new TurnControl();
+    // Exiting 0 on SIGTERM, as a graceful opencode would: nothing then tears its pipes down for us.
+    const env = { ...process.env, FAKE_OPENCODE_MODE: "flood", FAKE_FLOOD_MB: "50", FAKE_TERM_EXIT: "0" };
+    let messages = 0;
+    const result = await executeTurn({ prompt: "x", opencode: FAKE_OPENCODE, env, killAfterMs: 500 }, (event) => {
+      // A consumer that falls behind, then gives up: what a `break` out of runTurn amounts to.
+      if (event.type === "message" && ++messages === 100) {
+        control.backpressure(true);
+        setTimeout(() => control.abort({ kind: "interrupted", signal: "abort" }), 200);
+      }
+    }, control);
+    expect(result.class).toBe("interrupted");
+    expect(result.exit_code).toBe(130);
+    expect(messages).toBeGreaterThanOrEqual(100);
+    expect(result.opencode).toEqual({ exit_code: 0, signal: null });
+  }, 20_000);
 });
