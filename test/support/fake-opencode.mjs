@@ -105,12 +105,13 @@ const MODES = {
   },
   // Prints one event, then hangs with its tool child running.
   async hang() {
+    // Before the first event: a test that signals on seeing it must find SIGTERM already ignored.
+    if (env.FAKE_IGNORE_TERM) process.on("SIGTERM", () => {});
     await write(process.stdout, stepStart());
     if (env.FAKE_CHILD_PIDFILE) {
       const child = spawn("sleep", ["300"], { stdio: "ignore" });
       writeFileSync(env.FAKE_CHILD_PIDFILE, `${process.pid} ${child.pid}\n`);
     }
-    if (env.FAKE_IGNORE_TERM) process.on("SIGTERM", () => {});
     await sleep(600_000);
   },
   // Says nothing at all for a long time (start-up timeout), optionally with plain-text signs of life.
