@@ -47,7 +47,6 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   // Everything ever seen below opencode; after it exits its orphans can no longer be found by
   // walking the tree, so the final SIGKILL goes to this list too.
   let exit: ProcessEnd | null = null;
-  let held = false;
   const seen = new Set<number>();
   const killTree = (signal: NodeJS.Signals) => {
     if (pid === undefined) return;
@@ -71,7 +70,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
       killTree("SIGKILL");
       // Output we are holding back for a slow consumer is not a leftover: wait for it.
       const cutIfReading = () => {
-        if (held) {
+        if (child.stdout?.isPaused()) {
           cut = setTimeout(cutIfReading, STREAM_DRAIN_MS);
           return;
         }
@@ -98,7 +97,6 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     done,
     killTree,
     holdStdout: (hold) => {
-      held = hold;
       if (hold) child.stdout?.pause();
       else child.stdout?.resume();
     },
