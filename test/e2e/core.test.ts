@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { eventsOf } from "../support/run-cli.js";
+import { eventsOf, OWN_VERSION } from "../support/run-cli.js";
 
 const e2e = useE2E();
 
@@ -13,7 +13,7 @@ describe("oc-exec with the real opencode", () => {
     expect(run.code).toBe(0);
     expect(run.types).toEqual(["run.started", "session.started", "step.started", "message", "step.finished", "result"]);
     const [started] = eventsOf(run, "run.started");
-    expect(started).toMatchObject({ seq: 0, session_id: null, schema_version: "1", cwd: e2e.home.workspace, model: null, agent: null, resume: null });
+    expect(started).toMatchObject({ seq: 0, session_id: null, schema_version: "1", oc_exec_version: OWN_VERSION, cwd: e2e.home.workspace, model: null, agent: null, resume: null });
     expect(started!.opencode.version).toBe("1.18.33");
     const sessionId = run.events[1]!.session_id;
     expect(sessionId).toMatch(/^ses_/);

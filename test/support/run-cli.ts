@@ -1,10 +1,13 @@
 // Runs the built oc-exec CLI as a user would, and checks every stdout line against the schema.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { OcEvent, ResultEvent } from "../../src/events/schema.js";
 import { checkStream } from "./schema-check.js";
 
 export const BIN = fileURLToPath(new URL("../../bin/oc-exec.js", import.meta.url));
+/** oc-exec's version as package.json has it: what --version and run.started must report. */
+export const OWN_VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 export type CliRun = {
   code: number | null;
