@@ -94,7 +94,9 @@ async function overhead(): Promise<void> {
   }
   await server.close();
   home.cleanup();
-  out(`overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call):`);
+  // The hermetic env sets OC_EXEC_EXPORT=0: both sides do the same work. (By default, without
+  // -m, oc-exec runs `opencode export` afterwards to learn the model: a second opencode start.)
+  out(`overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call; oc-exec without the post-turn export):`);
   out(`  bare opencode run --format json   ${f(median(bare), 0)} ms`);
   out(`  oc-exec                           ${f(median(ours), 0)} ms`);
   // Each pair ran back to back, so the machine's drift hits both runs of a pair alike: the
