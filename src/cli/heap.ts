@@ -8,22 +8,24 @@
 // oc-exec's garbage is per line and short-lived. Frozen at its first 2 MB, scavenges came so
 // often that a 200 MB stream cost ~28% more CPU; let grow once, to 4 MB, it costs no measurable
 // CPU and the peak stays flat (test/bench, README "Performance"). V8 reads the growth factor
-// each time it grows the space, so setting it at run time works (checked on Node 20, 22, 24);
-// the size is polled because no run-time flag caps it directly. Only the CLI does this: it owns
-// its process; the library leaves its host's heap alone.
+// each time it grows the space, so setting it at run time works (checked on Node 20, 22, 24).
+// No run-time flag caps the size directly, so the size is checked after each garbage collection
+// (the young generation only grows during one): nothing runs while oc-exec allocates nothing,
+// as in a long turn where opencode is quiet. Only the CLI does this: it owns its process; the
+// library leaves its host's heap alone.
+import { PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 
 const YOUNG_GENERATION_MAX = 4 * 1024 * 1024;
-const POLL_MS = 20;
 
 export function capYoungGeneration(): void {
   const reached = () => (getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? Infinity) >= YOUNG_GENERATION_MAX;
   const freeze = () => setFlagsFromString("--semi-space-growth-factor=1");
   if (reached()) return freeze();
-  const timer = setInterval(() => {
+  const observer = new PerformanceObserver(() => {
     if (!reached()) return;
     freeze();
-    clearInterval(timer);
-  }, POLL_MS);
-  timer.unref();
+    observer.disconnect();
+  });
+  observer.observe({ entryTypes: ["gc"] });
 }
