@@ -6,6 +6,8 @@
 //   FAKE_OPENCODE_VERSION  what --version prints (default: the fixture's version, else 1.18.33)
 //   FAKE_OPENCODE_RECORD   a file to write {argv, stdin, env} to, for assertions
 //   FAKE_TERM_EXIT         on SIGTERM, exit with this status instead of dying by the signal
+//   FAKE_TERM_FLUSH        with FAKE_TERM_EXIT: first write a last text event and wait until it
+//                          is out, as a graceful shutdown would (blocks while nobody reads)
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
@@ -47,7 +49,10 @@ async function readStdin() {
   return Buffer.concat(parts).toString("utf8");
 }
 
-if (env.FAKE_TERM_EXIT) process.on("SIGTERM", () => process.exit(Number(env.FAKE_TERM_EXIT)));
+if (env.FAKE_TERM_EXIT) {
+  const exit = () => process.exit(Number(env.FAKE_TERM_EXIT));
+  process.on("SIGTERM", () => (env.FAKE_TERM_FLUSH ? process.stdout.write(text("stopping"), exit) : exit()));
+}
 
 const MODES = {
   // Replays a recorded fixture.

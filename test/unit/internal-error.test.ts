@@ -67,11 +67,12 @@ describe("runTurn", () => {
     expect(isAlive(childPid!)).toBe(false);
   });
 
-  it("a turn stopped while its consumer holds it back still ends, with every process gone", async () => {
+  it("a turn stopped while its consumer holds it back is read again, so opencode shuts down gracefully instead of by SIGKILL", async () => {
     const { TurnControl } = await import("../../src/turn/control.js");
     const control = new TurnControl();
-    // Exiting 0 on SIGTERM, as a graceful opencode would: nothing then tears its pipes down for us.
-    const env = { ...process.env, FAKE_OPENCODE_MODE: "flood", FAKE_FLOOD_MB: "50", FAKE_TERM_EXIT: "0" };
+    // A graceful opencode: on SIGTERM it writes a last line, waits until that is out, exits 0.
+    // Held back, the write would never get out and only SIGKILL would end it.
+    const env = { ...process.env, FAKE_OPENCODE_MODE: "flood", FAKE_FLOOD_MB: "50", FAKE_TERM_EXIT: "0", FAKE_TERM_FLUSH: "1" };
     let messages = 0;
     const result = await executeTurn({ prompt: "x", opencode: FAKE_OPENCODE, env, killAfterMs: 500 }, (event) => {
       // A consumer that falls behind, then gives up: what a `break` out of runTurn amounts to.
