@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency] [--pairs 7] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -19,7 +19,7 @@ import { writeCorpus } from "./corpus.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const { values } = parseArgs({
   // --bin: another build's bin/oc-exec.js, to compare two builds on the same machine.
-  options: { only: { type: "string" }, pairs: { type: "string", default: "7" }, "corpus-mb": { type: "string", default: "200" }, bin: { type: "string" } },
+  options: { only: { type: "string" }, pairs: { type: "string", default: "11" }, "corpus-mb": { type: "string", default: "200" }, bin: { type: "string" } },
 });
 const BIN = values.bin ?? join(root, "bin", "oc-exec.js");
 const only = values.only?.split(",");
