@@ -98,7 +98,7 @@ async function overhead(): Promise<void> {
   await runOurs();
   const bare: number[] = [];
   const ours: number[] = [];
-  const own: { before: number; after: number }[] = [];
+  const own: { before: number; after: number; ratio: number }[] = [];
   const rss: number[] = [];
   for (let i = 0; i < pairs; i++) {
     // Alternate which goes first, so drift on a shared machine hits both alike.
@@ -106,7 +106,7 @@ async function overhead(): Promise<void> {
     const runOursOnce = () =>
       runOurs().then((r) => {
         ours.push(r.ms);
-        own.push({ before: r.before, after: r.after });
+        own.push({ before: r.before, after: r.after, ratio: r.ms / (r.ms - r.before - r.after) });
         rss.push(r.peakRss);
       });
     if (i % 2 === 0) await runBare().then(runOursOnce);
@@ -126,6 +126,9 @@ async function overhead(): Promise<void> {
   out(`  each run (ms, in pair order)      bare ${bare.map((x) => f(x, 0)).join(" ")}; oc-exec ${ours.map((x) => f(x, 0)).join(" ")}`);
   const [before, after] = [median(own.map((o) => o.before)), median(own.map((o) => o.after))];
   out(`  oc-exec's own time in its runs    ${f(before, 0)} ms before opencode starts + ${f(after, 0)} ms after it exits (medians) = ${f((100 * (before + after)) / median(bare), 1)}% of the median bare turn`);
+  // The same comparison without opencode's run-to-run variation: each oc-exec run against the
+  // opencode run inside it.
+  out(`  ratio oc-exec / its own opencode  ${f(median(own.map((o) => o.ratio)), 3)} median of ${own.length} runs (each run's wall time over that of the opencode it ran)`);
   out(`  oc-exec process peak RSS          ${f(mb(Math.max(...rss)), 1)} MB   (target <= 60 MB)`);
 }
 
