@@ -1,7 +1,6 @@
 // The opencode version and feature set, detected once per binary. `opencode --version` costs
 // over a second (a large binary starting up), so answers are cached per path, size and mtime;
 // the bundled dependency's version is read from its package.json for free.
-import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
@@ -41,7 +40,10 @@ export function parseVersionOutput(text: string): string | null {
   return m ? m[1]! : null;
 }
 
-function run(path: string, args: string[], timeoutMs: number): Promise<string | null> {
+async function run(path: string, args: string[], timeoutMs: number): Promise<string | null> {
+  // Loaded only when a binary has to be asked: `oc-exec --version` with the bundled or a cached
+  // binary never needs child_process (~5 ms of its start-up here).
+  const { execFile } = await import("node:child_process");
   return new Promise((resolve) => {
     execFile(path, args, { timeout: timeoutMs, encoding: "utf8", maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
       resolve(error && !stdout && !stderr ? null : `${stdout}\n${stderr}`);
