@@ -5,6 +5,10 @@ import { capYoungGeneration } from "./heap.js";
 import { main } from "./main.js";
 
 export async function runMain(): Promise<number> {
+  // stderr is for people. When its reader goes away (`oc-exec ... 2>&1 >out.jsonl | head`), the
+  // failed writes surface as an 'error' event that would otherwise crash the process with status 1
+  // mid-turn; the turn, its result line and its exit status must not depend on stderr.
+  process.stderr.on("error", () => {});
   try {
     capYoungGeneration();
     return await main();

@@ -124,6 +124,21 @@ describe("the reader goes away", () => {
     expect(out.status).toBe("141");
     expect(out.stderr).toBe("");
   });
+
+  it("oc-exec ... 2>&1 >file | head -1: progress has nowhere to go, the turn still ends with its result and exit status", async () => {
+    const file = join(e2e.home.root, "stderr-gone.jsonl");
+    const status = await new Promise<string>((resolve) => {
+      const child = spawn("bash", ["-c", `"${process.execPath}" "${BIN}" x 2>&1 >"${file}" | head -1 >/dev/null; echo "status=\${PIPESTATUS[0]}"`], {
+        env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "50", FAKE_DELAY_MS: "20" }) },
+      });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("close", () => resolve(/status=(\d+)/.exec(out)?.[1] ?? "?"));
+    });
+    expect(status).toBe("0");
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; class?: string; steps?: number });
+    expect(lines.at(-1)).toMatchObject({ type: "result", class: "success", steps: 50 });
+  });
 });
 
 describe("hostile output on opencode's stdout", () => {
