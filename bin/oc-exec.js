@@ -12,6 +12,9 @@ const dist = join(__dirname, "..", "dist");
 const setExit = (code) => {
   process.exitCode = code;
 };
+// Only reached when dist/ itself cannot be loaded (a missing or broken build): everything past
+// loading is caught inside and still ends in a result line. 70 is EXIT_CODES.internal_error
+// (src/outcome/exit-codes.ts), written out because that table lives in the build that failed.
 const internalError = (error) => {
   process.stderr.write(`oc-exec: internal error: ${error && error.stack ? error.stack : String(error)}\n`);
   process.exitCode = 70;
@@ -21,7 +24,9 @@ if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h") && !process.
   // Pre-rendered at build time (scripts/render-help.mjs): no commander to load.
   process.stdout.write(require("node:fs").readFileSync(join(dist, "cli", "help.txt"), "utf8"));
 } else if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  require(join(dist, "bin", "versions.cjs")).printVersions().then(setExit, internalError);
+  Promise.resolve()
+    .then(() => require(join(dist, "bin", "versions.cjs")).printVersions())
+    .then(setExit, internalError);
 } else {
   import("../dist/bin/entry.js").then(({ runMain }) => runMain()).then(setExit, internalError);
 }

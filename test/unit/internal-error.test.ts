@@ -87,3 +87,22 @@ describe("runTurn", () => {
     expect(result.opencode).toEqual({ exit_code: 0, signal: null });
   }, 20_000);
 });
+
+describe("the launcher without a build", () => {
+  it("a missing dist/ is an internal error (70, from the exit-code table) for a turn and for --version", async () => {
+    const { copyFileSync, mkdirSync, mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { spawnSync } = await import("node:child_process");
+    const { EXIT_CODES } = await import("../../src/outcome/exit-codes.js");
+    const bin = join(mkdtempSync(join(tmpdir(), "oc-exec-nobuild-")), "bin");
+    mkdirSync(bin);
+    for (const file of ["oc-exec.js", "package.json"]) copyFileSync(new URL(`../../bin/${file}`, import.meta.url), join(bin, file));
+    for (const args of [["x"], ["--version"]]) {
+      const run = spawnSync(process.execPath, [join(bin, "oc-exec.js"), ...args], { encoding: "utf8" });
+      expect(run.status).toBe(EXIT_CODES.internal_error);
+      expect(run.stderr).toMatch(/^oc-exec: internal error: .*(Cannot find module|ERR_MODULE_NOT_FOUND)/);
+      expect(run.stdout).toBe("");
+    }
+  });
+});
