@@ -1,6 +1,7 @@
 // Build step: bundles the CLI (dist/cli/entry.js and everything it imports, execa and commander
-// included) into dist/bin/, and `--version` (dist/cli/versions.js) into dist/bin/versions.cjs. Loading ~200 small ES modules cost a turn ~170 ms of start-up on the
-// 2-core CI machines; a bundle loads in a few files. What only some commands need (zod for
+// included) into dist/bin/, and `--version` (dist/cli/versions.js) into dist/bin/versions.cjs.
+// Loading ~200 small ES modules cost a turn ~170 ms of start-up on the 2-core CI machines; a
+// bundle loads in a few files. What only some commands need (zod for
 // `schema`/`replay`, ora for the spinner, doctor) stays in lazily loaded chunks.
 // The library (dist/index.js) is not bundled: its users' bundlers do that.
 import { rmSync } from "node:fs";
