@@ -22,7 +22,9 @@ await build({
   target: "node20.5",
   // commander and a few of execa's helpers are CommonJS; in an ES module bundle their
   // `require("node:events")` calls need a real require.
-  banner: { js: 'import { createRequire as __ocExecRequire } from "node:module"; const require = __ocExecRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __ocExecRequire } from "node:module"; const require = __ocExecRequire(import.meta.url);',
+  },
   logLevel: "warning",
 });
 // `--version` loads this one file from the CommonJS launcher, without Node's ES module loader.

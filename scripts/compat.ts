@@ -17,7 +17,9 @@ import { parseLines } from "../test/support/run-cli.js";
 import { SCENARIOS, closedPort } from "../test/support/scenarios.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const { values } = parseArgs({ options: { versions: { type: "string" }, scenarios: { type: "string" }, timeout: { type: "string", default: "90s" } } });
+const { values } = parseArgs({
+  options: { versions: { type: "string" }, scenarios: { type: "string" }, timeout: { type: "string", default: "90s" } },
+});
 const versions = values.versions?.split(",") ?? [...TESTED_VERSIONS];
 const names = values.scenarios?.split(",") ?? Object.keys(SCENARIOS).filter((n) => !SCENARIOS[n]!.slow);
 
@@ -28,7 +30,10 @@ function installed(version: string): string {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `opencode-${version}`, private: true }));
     process.stderr.write(`compat: installing opencode-ai@${version} into ${dir}\n`);
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", `opencode-ai@${version}`], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", `opencode-ai@${version}`], {
+      cwd: dir,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
   }
   return binary;
 }
@@ -40,20 +45,25 @@ async function runScenario(binary: string, name: string): Promise<Cell> {
   const server = await startModelServer(scenario.script ?? scriptedReply);
   const home = makeHermeticHome(server.url);
   try {
-    for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {})) writeFileSync(join(home.workspace, file), content);
+    for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {}))
+      writeFileSync(join(home.workspace, file), content);
     const env: Record<string, string> = { ...home.env, ...scenario.env?.(server.url), OC_EXEC_OPENCODE: binary };
-    if (name === "connection-refused") env.OPENCODE_CONFIG_CONTENT = providerConfig(`http://127.0.0.1:${await closedPort()}/v1`);
+    if (name === "connection-refused")
+      env.OPENCODE_CONFIG_CONTENT = providerConfig(`http://127.0.0.1:${await closedPort()}/v1`);
     const args = ["-q", "--timeout", values.timeout!, "--dir", home.workspace];
     if (scenario.args?.model) args.push("-m", scenario.args.model);
     if (scenario.args?.session) args.push("--session", scenario.args.session);
     if (scenario.args?.agent) args.push("--agent", scenario.args.agent);
-    const child = spawn(process.execPath, [join(root, "bin", "oc-exec.js"), ...args, "-"], { env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(root, "bin", "oc-exec.js"), ...args, "-"], {
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stdin.end(scenario.prompt);
     const code = await new Promise<number | null>((r) => child.on("close", r));
     const result = parseLines(stdout).at(-1);
-    if (!result || result.type !== "result") return { ok: false, text: `no result line (exit ${code})` };
+    if (result?.type !== "result") return { ok: false, text: `no result line (exit ${code})` };
     const want = scenario.expect as OutcomeClass;
     const ok = result.class === want && code === EXIT_CODES[want];
     const why = result.error ? `: ${result.error.message.split("\n")[0]!.slice(0, 80)}` : "";
@@ -71,7 +81,10 @@ for (const version of versions) {
     const cell = await runScenario(binary, name);
     process.stderr.write(`compat: opencode ${version} ${name}: ${cell.text}\n`);
     let row = rows.find((r) => r[0] === name);
-    if (!row) rows.push((row = [name]));
+    if (!row) {
+      row = [name];
+      rows.push(row);
+    }
     row.push(cell.text.replace(/\|/g, "\\|"));
   }
 }

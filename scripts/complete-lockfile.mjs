@@ -14,15 +14,44 @@ const lock = JSON.parse(readFileSync(file, "utf8"));
 const packages = lock.packages;
 
 function platformFromName(name) {
-  const os = /darwin/.test(name) ? "darwin" : /win32|windows/.test(name) ? "win32" : /android/.test(name) ? "android" : /freebsd/.test(name) ? "freebsd" : /openbsd/.test(name) ? "openbsd" : /openharmony/.test(name) ? "openharmony" : "linux";
-  const cpu = /arm64/.test(name) ? "arm64" : /arm-|-arm$|arm-eabi|gnueabihf|musleabihf/.test(name) ? "arm" : /ia32/.test(name) ? "ia32" : /loong64/.test(name) ? "loong64" : /ppc64/.test(name) ? "ppc64" : /riscv64/.test(name) ? "riscv64" : /s390x/.test(name) ? "s390x" : "x64";
+  const os = /darwin/.test(name)
+    ? "darwin"
+    : /win32|windows/.test(name)
+      ? "win32"
+      : /android/.test(name)
+        ? "android"
+        : /freebsd/.test(name)
+          ? "freebsd"
+          : /openbsd/.test(name)
+            ? "openbsd"
+            : /openharmony/.test(name)
+              ? "openharmony"
+              : "linux";
+  const cpu = /arm64/.test(name)
+    ? "arm64"
+    : /arm-|-arm$|arm-eabi|gnueabihf|musleabihf/.test(name)
+      ? "arm"
+      : /ia32/.test(name)
+        ? "ia32"
+        : /loong64/.test(name)
+          ? "loong64"
+          : /ppc64/.test(name)
+            ? "ppc64"
+            : /riscv64/.test(name)
+              ? "riscv64"
+              : /s390x/.test(name)
+                ? "s390x"
+                : "x64";
   const libc = os === "linux" ? (/musl/.test(name) ? "musl" : /gnu/.test(name) ? "glibc" : undefined) : undefined;
   return { os: [os], cpu: [cpu], ...(libc ? { libc: [libc] } : {}) };
 }
 
 function fromRegistry(name, version) {
   try {
-    const out = execFileSync("npm", ["view", `${name}@${version}`, "dist.integrity", "os", "cpu", "libc", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const out = execFileSync("npm", ["view", `${name}@${version}`, "dist.integrity", "os", "cpu", "libc", "--json"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     const v = JSON.parse(out);
     return { integrity: v["dist.integrity"], os: v.os, cpu: v.cpu, ...(v.libc ? { libc: v.libc } : {}) };
   } catch {
@@ -37,7 +66,9 @@ for (const [path, entry] of Object.entries(packages)) {
     if (packages[key] || packages[`${path}/node_modules/${dep}`]) continue;
     const version = range.replace(/^[\^~=]/, "");
     const known = fromRegistry(dep, version);
-    const platform = known?.os ? { os: known.os, cpu: known.cpu, ...(known.libc ? { libc: known.libc } : {}) } : platformFromName(dep);
+    const platform = known?.os
+      ? { os: known.os, cpu: known.cpu, ...(known.libc ? { libc: known.libc } : {}) }
+      : platformFromName(dep);
     packages[key] = {
       version,
       ...(known?.integrity ? { integrity: known.integrity } : {}),
@@ -49,6 +80,8 @@ for (const [path, entry] of Object.entries(packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
+);
 writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 process.stderr.write(`complete-lockfile: added ${added} optional platform entries\n`);

@@ -13,7 +13,10 @@ const bin = fileURLToPath(new URL("../bin/oc-exec.js", import.meta.url));
 const args = process.argv.slice(2);
 const prompt = args.length > 0 ? args : ["scenario:tool Run echo hi and tell me what it printed"];
 process.stderr.write(`demo: scripted model server at ${server.url}, throwaway HOME ${home.root}\n`);
-const child = spawn(process.execPath, [bin, "--dir", home.workspace, ...prompt], { env: home.env, stdio: ["ignore", "inherit", "inherit"] });
+const child = spawn(process.execPath, [bin, "--dir", home.workspace, ...prompt], {
+  env: home.env,
+  stdio: ["ignore", "inherit", "inherit"],
+});
 const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
 await server.close();
 home.cleanup();

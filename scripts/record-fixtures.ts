@@ -18,13 +18,22 @@ import { makeHermeticHome, providerConfig } from "../test/support/hermetic-env.j
 import { scriptedReply, startModelServer } from "../test/support/model-server.js";
 import { SCENARIOS, closedPort, type Scenario } from "../test/support/scenarios.js";
 
-async function record(binary: string, version: string, features: Features, name: string, scenario: Scenario, outRoot: string): Promise<void> {
+async function record(
+  binary: string,
+  version: string,
+  features: Features,
+  name: string,
+  scenario: Scenario,
+  outRoot: string,
+): Promise<void> {
   const server = await startModelServer(scenario.script ?? scriptedReply);
   const home = makeHermeticHome(server.url);
   try {
-    for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {})) writeFileSync(join(home.workspace, file), content);
+    for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {}))
+      writeFileSync(join(home.workspace, file), content);
     const env = { ...home.env, ...scenario.env?.(server.url) };
-    if (name === "connection-refused") env.OPENCODE_CONFIG_CONTENT = providerConfig(`http://127.0.0.1:${await closedPort()}/v1`);
+    if (name === "connection-refused")
+      env.OPENCODE_CONFIG_CONTENT = providerConfig(`http://127.0.0.1:${await closedPort()}/v1`);
     const args = buildArgs({
       workspace: home.workspace,
       prompt: scenario.prompt,
@@ -46,13 +55,23 @@ async function record(binary: string, version: string, features: Features, name:
     child.stderr.on("data", (d: Buffer) => err.push(d));
     child.stdin.end(scenario.prompt);
     // Some releases never exit in some scenarios; that is worth recording too.
-    const limit = setTimeout(() => child.kill("SIGKILL"), Number(process.env.RECORD_LIMIT_MS ?? (scenario.slow ? 150_000 : 60_000)));
-    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on("close", (c, s) => r([c, s])));
+    const limit = setTimeout(
+      () => child.kill("SIGKILL"),
+      Number(process.env.RECORD_LIMIT_MS ?? (scenario.slow ? 150_000 : 60_000)),
+    );
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+      child.on("close", (c, s) => r([c, s])),
+    );
     clearTimeout(limit);
     const dir = join(outRoot, `opencode-${version}`, name);
     mkdirSync(dir, { recursive: true });
     // Paths and ports differ per run; keep them recognizable but stable for diffs.
-    const scrub = (b: Buffer) => b.toString("utf8").split(home.root).join("/tmp/oc-exec-fixture").replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT");
+    const scrub = (b: Buffer) =>
+      b
+        .toString("utf8")
+        .split(home.root)
+        .join("/tmp/oc-exec-fixture")
+        .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT");
     writeFileSync(join(dir, "stdout.txt"), scrub(Buffer.concat(out)));
     writeFileSync(join(dir, "stderr.txt"), scrub(Buffer.concat(err)));
     const meta = {
@@ -73,10 +92,20 @@ async function record(binary: string, version: string, features: Features, name:
   }
 }
 
-const { values } = parseArgs({ options: { opencode: { type: "string" }, only: { type: "string" }, slow: { type: "boolean" }, out: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    opencode: { type: "string" },
+    only: { type: "string" },
+    slow: { type: "boolean" },
+    out: { type: "string" },
+  },
+});
 const binary = values.opencode ? resolve(values.opencode) : bundledBinary()?.path;
 if (!binary) throw new Error("no opencode binary: pass --opencode PATH");
-const detected = await detectOpencode({ path: binary, source: "explicit", packageVersion: null }, { ...process.env, XDG_CACHE_HOME: "/nonexistent-cache" });
+const detected = await detectOpencode(
+  { path: binary, source: "explicit", packageVersion: null },
+  { ...process.env, XDG_CACHE_HOME: "/nonexistent-cache" },
+);
 const version = detected.version ?? "unknown";
 const outRoot = values.out ?? fileURLToPath(new URL("../test/fixtures", import.meta.url));
 const only = values.only?.split(",");

@@ -4,6 +4,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { stripAnsi } from "../events/stderr-lines.js";
 import { TESTED_RANGE } from "../opencode/features.js";
 import { buildEnv } from "../opencode/invocation.js";
 import { locateOpencode } from "../opencode/locate.js";
@@ -30,15 +31,28 @@ const CREDENTIAL_VARS = [
   "GITHUB_TOKEN",
 ];
 
-function run(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(file, args, { env, cwd, timeout: 60_000, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      file,
+      args,
+      { env, cwd, timeout: 60_000, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
-export async function doctor(opts: { dir?: string; model?: string; opencode?: string; env: NodeJS.ProcessEnv }): Promise<{ ready: boolean; checks: Check[] }> {
+export async function doctor(opts: {
+  dir?: string;
+  model?: string;
+  opencode?: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<{ ready: boolean; checks: Check[] }> {
   const checks: Check[] = [];
   const located = locateOpencode(opts.opencode ?? opts.env.OC_EXEC_OPENCODE ?? null, opts.env.PATH);
   const detected = located.ok ? await detectOpencode(located.binary, opts.env) : null;
@@ -59,7 +73,11 @@ export async function doctor(opts: { dir?: string; model?: string; opencode?: st
   } catch {
     wsOk = false;
   }
-  checks.push({ name: "workspace", ok: wsOk, detail: wsOk ? `${workspace} (writable directory)` : `${workspace} is not a writable directory` });
+  checks.push({
+    name: "workspace",
+    ok: wsOk,
+    detail: wsOk ? `${workspace} (writable directory)` : `${workspace} is not a writable directory`,
+  });
 
   const credentials = CREDENTIAL_VARS.filter((v) => (opts.env[v] ?? "") !== "");
   const custom = (() => {
@@ -74,28 +92,39 @@ export async function doctor(opts: { dir?: string; model?: string; opencode?: st
     // A trivial policy, so the same call also shows that opencode accepts OPENCODE_PERMISSION.
     const env = buildEnv(opts.env, { permission: { bash: "deny" } });
     const models = await run(located.binary.path, ["models"], env, wsOk ? workspace : process.cwd());
-    const list = models.stdout.split("\n").map((l) => l.trim()).filter((l) => /^[\w.-]+\/\S+$/.test(l));
+    const list = models.stdout
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => /^[\w.-]+\/\S+$/.test(l));
     checks.push({
       name: "permission policy",
       ok: models.code === 0,
-      detail: models.code === 0 ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}' : `opencode failed with a permission policy: ${models.stderr.trim().split("\n").at(-1) ?? ""}`,
+      detail:
+        models.code === 0
+          ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}'
+          : `opencode failed with a permission policy: ${models.stderr.trim().split("\n").at(-1) ?? ""}`,
     });
     const providers = [...new Set(list.map((m) => m.split("/")[0]!))];
     checks.push({
       name: "models",
       ok: list.length > 0,
-      detail: list.length > 0 ? `${list.length} models from ${providers.length} providers (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})` : "opencode lists no models",
+      detail:
+        list.length > 0
+          ? `${list.length} models from ${providers.length} providers (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})`
+          : "opencode lists no models",
     });
     if (opts.model) {
       const found = list.includes(opts.model);
       checks.push({
         name: "requested model",
         ok: found,
-        detail: found ? `${opts.model} is available` : `${opts.model} is not among the models opencode offers (a provider's models appear only when its credentials are set)`,
+        detail: found
+          ? `${opts.model} is available`
+          : `${opts.model} is not among the models opencode offers (a provider's models appear only when its credentials are set)`,
       });
     }
     const auth = await run(located.binary.path, ["auth", "list"], env, process.cwd());
-    const stored = /(\d+)\s+credentials?/.exec(auth.stdout.replace(/\u001b\[[0-9;]*m/g, ""));
+    const stored = /(\d+)\s+credentials?/.exec(stripAnsi(auth.stdout));
     const storedCount = stored ? Number(stored[1]) : 0;
     const sources = [
       ...credentials.map((v) => `$${v}`),
@@ -111,7 +140,10 @@ export async function doctor(opts: { dir?: string; model?: string; opencode?: st
   return { ready: checks.every((c) => c.ok), checks };
 }
 
-export async function doctorCommand(flags: { json?: boolean; dir?: string; model?: string; opencode?: string }, io: { stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv }): Promise<number> {
+export async function doctorCommand(
+  flags: { json?: boolean; dir?: string; model?: string; opencode?: string },
+  io: { stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv },
+): Promise<number> {
   const report = await doctor({ ...flags, env: io.env });
   if (flags.json) writeStdoutText(`${JSON.stringify({ oc_exec_version: VERSION, ...report })}\n`);
   for (const c of report.checks) io.stderr.write(`${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`);

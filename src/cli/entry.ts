@@ -13,7 +13,9 @@ export async function runMain(): Promise<number> {
     capYoungGeneration();
     return await main();
   } catch (error) {
-    process.stderr.write(`oc-exec: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `oc-exec: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return EXIT_CODES.internal_error;
   }
 }

@@ -19,7 +19,9 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 const YOUNG_GENERATION_MAX = 4 * 1024 * 1024;
 
 export function capYoungGeneration(): void {
-  const reached = () => (getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? Infinity) >= YOUNG_GENERATION_MAX;
+  const reached = () =>
+    (getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? Infinity) >=
+    YOUNG_GENERATION_MAX;
   const freeze = () => setFlagsFromString("--semi-space-growth-factor=1");
   if (reached()) return freeze();
   const observer = new PerformanceObserver(() => {

@@ -11,7 +11,12 @@ import { readPrompt } from "./prompt.js";
 
 export type CliIo = { argv: string[]; env: NodeJS.ProcessEnv; stdin: NodeJS.ReadStream; stderr: NodeJS.WriteStream };
 
-const defaultIo = (): CliIo => ({ argv: process.argv.slice(2), env: process.env, stdin: process.stdin, stderr: process.stderr });
+const defaultIo = (): CliIo => ({
+  argv: process.argv.slice(2),
+  env: process.env,
+  stdin: process.stdin,
+  stderr: process.stderr,
+});
 
 /** `oc-exec resume [ID | --last] [prompt...]` is a friendly spelling of --session / --continue. */
 export function rewriteResume(argv: string[]): string[] {
@@ -50,11 +55,17 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       const { doctorCommand } = await import("./doctor.js");
       return await doctorCommand(chosen.flags ?? {}, io);
     }
-    if (chosen?.name === "replay" || chosen?.name === "validate") return await runOffline(chosen.name, chosen.file!, chosen.flags ?? {}, io);
+    if (chosen?.name === "replay" || chosen?.name === "validate")
+      return await runOffline(chosen.name, chosen.file!, chosen.flags ?? {}, io);
     settings = settingsFrom(program.opts<RawFlags>(), io.env);
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.help" || error.code === "commander.version") return 0;
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.help" ||
+        error.code === "commander.version"
+      )
+        return 0;
       io.stderr.write("Run oc-exec --help for usage.\n");
       launchError = { name: "UsageError", message: error.message.replace(/^error:\s*/, "") };
     } else if (error instanceof ConfigError) {
@@ -65,7 +76,12 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
   return runCli(io, settings, program.args, launchError);
 }
 
-async function runOffline(name: "replay" | "validate", file: string, flags: Record<string, unknown>, io: CliIo): Promise<number> {
+async function runOffline(
+  name: "replay" | "validate",
+  file: string,
+  flags: Record<string, unknown>,
+  io: CliIo,
+): Promise<number> {
   const { replayCommand, validateCommand } = await import("./offline.js");
   try {
     return name === "replay" ? await replayCommand(file, flags, io) : await validateCommand(file, flags, io);
@@ -76,9 +92,17 @@ async function runOffline(name: "replay" | "validate", file: string, flags: Reco
   }
 }
 
-async function runCli(io: CliIo, settings: CliSettings | null, args: string[], launchError: TurnOptions["launchError"]): Promise<number> {
+async function runCli(
+  io: CliIo,
+  settings: CliSettings | null,
+  args: string[],
+  launchError: TurnOptions["launchError"],
+): Promise<number> {
   // Loaded here, not at the top: --help and usage errors should not pay for execa and the turn.
-  const [{ createReporter }, { runTurn }] = await Promise.all([import("../progress/reporter.js"), import("../turn/run-turn.js")]);
+  const [{ createReporter }, { runTurn }] = await Promise.all([
+    import("../progress/reporter.js"),
+    import("../turn/run-turn.js"),
+  ]);
   const reporter = await createReporter({
     quiet: settings?.quiet ?? false,
     verbose: settings?.verbose ?? false,
@@ -92,7 +116,12 @@ async function runCli(io: CliIo, settings: CliSettings | null, args: string[], l
     launchError,
     onStderrLine: reporter.stderrLine,
     prompt: () =>
-      readPrompt({ args, promptFile: settings?.promptFile ?? null, stdin: io.stdin, stdinTimeoutMs: settings?.stdinTimeoutMs ?? 5000 }),
+      readPrompt({
+        args,
+        promptFile: settings?.promptFile ?? null,
+        stdin: io.stdin,
+        stdinTimeoutMs: settings?.stdinTimeoutMs ?? 5000,
+      }),
   };
   const turn = runTurn(turnOptions);
   let brokenPipe = false;

@@ -15,7 +15,10 @@ async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Bu
     try {
       return readFileSync(file);
     } catch (error) {
-      throw new ConfigError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, "UsageError");
+      throw new ConfigError(
+        `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        "UsageError",
+      );
     }
   }
   const parts: Buffer[] = [];
@@ -25,18 +28,29 @@ async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Bu
 
 type ReplayFlags = { stderr?: string; exitCode?: string; signal?: string; quiet?: boolean };
 
-export async function replayCommand(file: string, flags: ReplayFlags, io: { stdin: NodeJS.ReadableStream; stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv }): Promise<number> {
+export async function replayCommand(
+  file: string,
+  flags: ReplayFlags,
+  io: { stdin: NodeJS.ReadableStream; stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv },
+): Promise<number> {
   let stdoutFile = file;
   let stderrFile = flags.stderr ?? null;
   let meta: { exit_code?: number | null; signal?: string | null; opencode_version?: string } = {};
   if (file !== "-" && existsSync(file) && statSync(file).isDirectory()) {
     stdoutFile = join(file, "stdout.txt");
     if (!stderrFile && existsSync(join(file, "stderr.txt"))) stderrFile = join(file, "stderr.txt");
-    if (existsSync(join(file, "meta.json"))) meta = JSON.parse(readFileSync(join(file, "meta.json"), "utf8")) as typeof meta;
+    if (existsSync(join(file, "meta.json")))
+      meta = JSON.parse(readFileSync(join(file, "meta.json"), "utf8")) as typeof meta;
   }
   const stdout = await readInput(stdoutFile, io.stdin);
   const stderr = stderrFile ? await readInput(stderrFile, io.stdin) : undefined;
-  const reporter = await createReporter({ quiet: flags.quiet ?? false, verbose: false, color: "auto", stream: io.stderr, env: io.env });
+  const reporter = await createReporter({
+    quiet: flags.quiet ?? false,
+    verbose: false,
+    color: "auto",
+    stream: io.stderr,
+    env: io.env,
+  });
   const writer = createStdoutWriter();
   const { result } = replayRecording(
     {
@@ -55,11 +69,20 @@ export async function replayCommand(file: string, flags: ReplayFlags, io: { stdi
   return result.exit_code;
 }
 
-export async function validateCommand(file: string, flags: { json?: boolean }, io: { stdin: NodeJS.ReadableStream; stderr: NodeJS.WriteStream }): Promise<number> {
+export async function validateCommand(
+  file: string,
+  flags: { json?: boolean },
+  io: { stdin: NodeJS.ReadableStream; stderr: NodeJS.WriteStream },
+): Promise<number> {
   const text = (await readInput(file, io.stdin)).toString("utf8");
   const { events, problems } = validateStream(text.split("\n"));
-  if (flags.json) writeStdoutText(`${JSON.stringify({ ok: problems.length === 0, events: events.length, problems })}\n`);
+  if (flags.json)
+    writeStdoutText(`${JSON.stringify({ ok: problems.length === 0, events: events.length, problems })}\n`);
   for (const p of problems) io.stderr.write(`${file}:${p.line}: ${p.message}\n`);
-  io.stderr.write(problems.length === 0 ? `${file}: ${events.length} events, valid\n` : `${file}: ${problems.length} problem(s) in ${events.length} events\n`);
+  io.stderr.write(
+    problems.length === 0
+      ? `${file}: ${events.length} events, valid\n`
+      : `${file}: ${problems.length} problem(s) in ${events.length} events\n`,
+  );
   return problems.length === 0 ? EXIT_CODES.success : EXIT_CODES.agent_error;
 }

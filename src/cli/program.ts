@@ -111,11 +111,22 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
     .option("--stdin-timeout <duration>", "with a prompt argument, how long to wait for piped stdin", "5s")
     .option("--pure", "run opencode without external plugins")
-    .option("--auto", "approve every permission the opencode config does not deny (default: ask, which a headless run rejects)")
+    .option(
+      "--auto",
+      "approve every permission the opencode config does not deny (default: ask, which a headless run rejects)",
+    )
     .addOption(new Option("--dangerously-skip-permissions", "alias of --auto").hideHelp())
-    .option("--allow <keys>", "allow these permission keys (comma list, repeatable); every other known key is denied", collect)
+    .option(
+      "--allow <keys>",
+      "allow these permission keys (comma list, repeatable); every other known key is denied",
+      collect,
+    )
     .option("--deny <keys>", "deny these permission keys (comma list, repeatable); overrides --allow", collect)
-    .option("--config <file.json>", "extra opencode configuration, merged into OPENCODE_CONFIG_CONTENT (repeatable)", collect)
+    .option(
+      "--config <file.json>",
+      "extra opencode configuration, merged into OPENCODE_CONFIG_CONTENT (repeatable)",
+      collect,
+    )
     .option("--mcp <name=command>", "an MCP server for this turn: NAME=COMMAND [ARGS...] (repeatable)", collect)
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
   program.optionsGroup("Limits:");
@@ -131,8 +142,14 @@ export function buildProgram(output: ProgramOutput): Command {
   program.optionsGroup("Output:");
   program
     .option("-o, --output-last-message <file>", "write the final assistant message to a file (atomically)")
-    .option("--output-schema <file>", "a JSON Schema the final answer must satisfy; the value goes to result.structured_output")
-    .option("--no-export", "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)")
+    .option(
+      "--output-schema <file>",
+      "a JSON Schema the final answer must satisfy; the value goes to result.structured_output",
+    )
+    .option(
+      "--no-export",
+      "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)",
+    )
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "also show opencode's own stderr lines")
@@ -143,7 +160,9 @@ export function buildProgram(output: ProgramOutput): Command {
   program.command("schema").description("print the JSON Schema of the events on stdout");
   program
     .command("replay")
-    .description("normalize a recorded `opencode run --format json` stream offline: the same events and exit code a live run gives")
+    .description(
+      "normalize a recorded `opencode run --format json` stream offline: the same events and exit code a live run gives",
+    )
     .argument("<file>", "the recorded stdout, - for stdin, or a fixture directory (stdout.txt, stderr.txt, meta.json)")
     .option("--stderr <file>", "opencode's recorded stderr")
     .option("--exit-code <n>", "opencode's exit status (default: from meta.json, else 0)")
@@ -196,7 +215,10 @@ export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettin
       startupTimeoutMs: parseDuration(flags.startupTimeout, "--startup-timeout"),
       idleTimeoutMs: optionalDuration(flags.idleTimeout, "--idle-timeout"),
       killAfterMs: parseDuration(flags.killAfter, "--kill-after"),
-      maxOutputBytes: flags.maxOutputBytes === undefined ? DEFAULTS.maxOutputBytes : parseCount(flags.maxOutputBytes, "--max-output-bytes", { min: 1 }),
+      maxOutputBytes:
+        flags.maxOutputBytes === undefined
+          ? DEFAULTS.maxOutputBytes
+          : parseCount(flags.maxOutputBytes, "--max-output-bytes", { min: 1 }),
       maxSteps: optionalCount(flags.maxSteps, "--max-steps"),
       maxTokens: optionalCount(flags.maxTokens, "--max-tokens"),
       maxCostUsd: flags.maxCostUsd === undefined ? null : parseAmount(flags.maxCostUsd, "--max-cost-usd"),

@@ -55,13 +55,18 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
     try {
       parts.push(readFileSync(inputs.promptFile, "utf8"));
     } catch (error) {
-      throw new ConfigError(`--prompt-file ${inputs.promptFile}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`, "UsageError");
+      throw new ConfigError(
+        `--prompt-file ${inputs.promptFile}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+        "UsageError",
+      );
     }
   }
   const head = parts.filter((p) => p.trim() !== "").join("\n\n");
   if (inputs.stdin.isTTY) {
-    if (dashOnly) throw new ConfigError("the prompt - means read stdin, but stdin is a terminal; pipe the prompt in", "UsageError");
-    if (head === "") throw new ConfigError("no prompt: pass it as arguments, with --prompt-file FILE, or on stdin", "UsageError");
+    if (dashOnly)
+      throw new ConfigError("the prompt - means read stdin, but stdin is a terminal; pipe the prompt in", "UsageError");
+    if (head === "")
+      throw new ConfigError("no prompt: pass it as arguments, with --prompt-file FILE, or on stdin", "UsageError");
     return { text: head, warnings };
   }
   // With a prompt in hand, stdin is optional and may be a pipe nobody will ever write to.
@@ -77,7 +82,8 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
   }
   const stdinText = first === null ? "" : await readRest(inputs.stdin, first);
   if (head === "") {
-    if (stdinText.trim() === "") throw new ConfigError("no prompt: stdin was empty and no prompt argument was given", "UsageError");
+    if (stdinText.trim() === "")
+      throw new ConfigError("no prompt: stdin was empty and no prompt argument was given", "UsageError");
     return { text: stdinText, warnings };
   }
   return { text: stdinText.trim() === "" ? head : `${head}\n\n${stdinText}`, warnings };

@@ -10,7 +10,9 @@ export async function printVersions(env: NodeJS.ProcessEnv = process.env): Promi
   const located = locateOpencode(env.OC_EXEC_OPENCODE ?? null, env.PATH);
   const detected = located.ok ? await detectOpencode(located.binary, env) : null;
   const tested = detected?.tested ? "tested" : `untested; oc-exec is tested with ${TESTED_RANGE}`;
-  const opencode = located.ok ? `${detected?.version ?? "unknown version"} (${located.binary.path}, ${tested})` : "not found";
+  const opencode = located.ok
+    ? `${detected?.version ?? "unknown version"} (${located.binary.path}, ${tested})`
+    : "not found";
   writeStdoutText(`oc-exec ${VERSION}\nopencode ${opencode}\n`);
   return 0;
 }

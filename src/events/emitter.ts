@@ -18,7 +18,13 @@ export class Emitter {
     if (this.closed) return;
     // type, seq, time and session_id lead every line, so a human scanning the JSONL sees them first.
     const { type, ...fields } = draft;
-    const event = { type, seq: this.seq++, time: new Date(this.clock()).toISOString(), session_id: this.sessionId(), ...fields } as OcEvent;
+    const event = {
+      type,
+      seq: this.seq++,
+      time: new Date(this.clock()).toISOString(),
+      session_id: this.sessionId(),
+      ...fields,
+    } as OcEvent;
     if (event.type === "result") this.closed = true;
     this.sink(event);
   }

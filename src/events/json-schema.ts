@@ -4,7 +4,10 @@ import { z } from "zod";
 import { EventSchema, SCHEMA_VERSION } from "./schema.js";
 
 export function buildJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(EventSchema, { target: "draft-2020-12", unrepresentable: "any" }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(EventSchema, { target: "draft-2020-12", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
   return {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: `https://oc-exec.dev/schemas/oc-exec-events.v${SCHEMA_VERSION}.schema.json`,

@@ -140,11 +140,17 @@ export class Normalizer {
           this.facts.blockedOnPrompt = true;
           return this.permissionNotice(prompt.permission, prompt.pattern);
         }
-        return this.warning("non_json_line", `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+        return this.warning(
+          "non_json_line",
+          `opencode printed a non-JSON line on stdout: ${clip(text.trim(), WARNING_TEXT_CHARS)}`,
+        );
       }
       case "json-other":
         this.facts.stream.other_lines++;
-        return this.warning("non_object_json", `opencode printed JSON that is not an event object: ${clip(text.trim(), WARNING_TEXT_CHARS)}`);
+        return this.warning(
+          "non_object_json",
+          `opencode printed JSON that is not an event object: ${clip(text.trim(), WARNING_TEXT_CHARS)}`,
+        );
       case "event":
         this.facts.stream.json_lines++;
         if (line.sessionId) this.sessionSeen(line.sessionId);
@@ -157,7 +163,8 @@ export class Normalizer {
     this.facts.sessionId = id;
     const requested = this.options.resume;
     if (requested && requested !== id && !this.options.fork) this.facts.sessionMismatch = { requested, reported: id };
-    const resumed = (requested !== null && requested === id) || (this.options.continuing === true && !this.options.fork);
+    const resumed =
+      (requested !== null && requested === id) || (this.options.continuing === true && !this.options.fork);
     this.emit({ type: "session.started", resumed });
   }
 
@@ -200,7 +207,10 @@ export class Normalizer {
         this.facts.events++;
         return;
       default:
-        return this.warning("unknown_event", `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`);
+        return this.warning(
+          "unknown_event",
+          `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`,
+        );
     }
   }
 
@@ -233,7 +243,8 @@ export class Normalizer {
       cache_write: readCount(cache, "write"),
       total: readCount(tokens, "total"),
     };
-    if (usage.total === 0) usage.total = usage.input + usage.output + usage.reasoning + usage.cache_read + usage.cache_write;
+    if (usage.total === 0)
+      usage.total = usage.input + usage.output + usage.reasoning + usage.cache_read + usage.cache_write;
     const cost = readCost(part, "cost");
     const total = this.facts.usage;
     total.input += usage.input;
@@ -258,7 +269,12 @@ export class Normalizer {
     this.emit(draft);
     if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);
     if (draft.status === "completed") {
-      for (const change of fileChangesOf(this.options.workspace, draft.tool, state?.input, readObject(state, "metadata"))) {
+      for (const change of fileChangesOf(
+        this.options.workspace,
+        draft.tool,
+        state?.input,
+        readObject(state, "metadata"),
+      )) {
         const seen = this.facts.filesChanged.find((c) => c.path === change.path);
         if (seen) {
           // added then edited is still added; anything then deleted is deleted.
@@ -357,7 +373,14 @@ export class Normalizer {
     this.dump.fields[field[1]!] = field[2]!;
     const { providerID, modelID } = this.dump.fields;
     if (this.dump.name === "ProviderModelNotFoundError" && providerID && modelID) {
-      const error: UpstreamError = { class: "config_error", name: "UnknownError", message: "", statusCode: null, retryable: null, ref: null };
+      const error: UpstreamError = {
+        class: "config_error",
+        name: "UnknownError",
+        message: "",
+        statusCode: null,
+        retryable: null,
+        ref: null,
+      };
       applyCause(error, `ProviderModelNotFoundError: Model not found: ${providerID}/${modelID}.`);
       this.dump = null;
       this.recordError(error);
@@ -369,7 +392,8 @@ export class Normalizer {
     this.facts.stderrConfigError = true;
     // 1.14 prints `  message: "Session not found: ses_x",` inside an error dump.
     const quoted = /^\s*message:\s*"(.*)",?\s*$/.exec(text);
-    if (this.facts.stderrConfigLines.length < 5) this.facts.stderrConfigLines.push(redact(clip(quoted ? quoted[1]! : text.trim(), STDERR_LINE_CHARS)));
+    if (this.facts.stderrConfigLines.length < 5)
+      this.facts.stderrConfigLines.push(redact(clip(quoted ? quoted[1]! : text.trim(), STDERR_LINE_CHARS)));
   }
 
   private tail(text: string, startsError = false): void {
@@ -383,7 +407,9 @@ export class Normalizer {
   /** Both streams have ended: emit whatever was still waiting for a partner. */
   finish(): void {
     for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
-    for (const notice of this.pendingNotices.splice(0)) this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
-    for (const tool of this.pendingDeniedTools.splice(0)) this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });
+    for (const notice of this.pendingNotices.splice(0))
+      this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
+    for (const tool of this.pendingDeniedTools.splice(0))
+      this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });
   }
 }

@@ -82,7 +82,8 @@ export class OutputCutter {
           continue;
         }
         if (b === BACKSLASH) this.escape = -1;
-      } else if (this.escape === -1) this.escape = b === 0x75 ? 4 : 0; // \uXXXX
+      } else if (this.escape === -1)
+        this.escape = b === 0x75 ? 4 : 0; // \uXXXX
       else this.escape--;
       if (this.keyMatch) this.keyMatch = this.stringBytes < KEY.length && KEY[this.stringBytes] === b;
       this.stringBytes++;

@@ -34,7 +34,10 @@ const base = {
 };
 
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) =>
-  z.object({ type: z.literal(type), ...base, ...shape }).strict().describe(description);
+  z
+    .object({ type: z.literal(type), ...base, ...shape })
+    .strict()
+    .describe(description);
 
 export const ChangeKindSchema = z.enum(["added", "modified", "deleted"]);
 export const FileChangeSchema = z.object({ path: z.string(), change: ChangeKindSchema }).strict();
@@ -174,8 +177,14 @@ export const ResultSchema = event(
       })
       .strict()
       .describe("How the opencode process ended; nulls when it never ran."),
-    structured_output: z.unknown().optional().describe("With --output-schema: the validated JSON value of the final answer."),
-    session_deleted: z.boolean().optional().describe("With --ephemeral: whether the session was deleted after the turn."),
+    structured_output: z
+      .unknown()
+      .optional()
+      .describe("With --output-schema: the validated JSON value of the final answer."),
+    session_deleted: z
+      .boolean()
+      .optional()
+      .describe("With --ephemeral: whether the session was deleted after the turn."),
     stream: z
       .object({
         json_lines: count(),

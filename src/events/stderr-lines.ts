@@ -9,7 +9,7 @@ export type StderrLine =
   | { kind: "blank" }
   | { kind: "other"; text: string };
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC and end OSC titles with BEL.
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007/g;
 
 export function stripAnsi(text: string): string {
@@ -37,7 +37,9 @@ export function parsePermissionPrompt(text: string): { permission: string | null
   if (!m) return null;
   const what = m[1]!.trim();
   const outside = OUTSIDE.exec(what);
-  return outside ? { permission: "external_directory", pattern: outside[1]! } : { permission: null, pattern: what || null };
+  return outside
+    ? { permission: "external_directory", pattern: outside[1]! }
+    : { permission: null, pattern: what || null };
 }
 
 export function parseStderrLine(raw: string): StderrLine {

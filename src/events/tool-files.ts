@@ -25,7 +25,10 @@ export function fileChangesOf(workspace: string, tool: string, input: unknown, m
   const name = tool.toLowerCase();
   // metadata.filepath is the resolved path opencode wrote; the input may be relative.
   const filePath =
-    readString(metadata, "filepath") ?? readString(input, "filePath") ?? readString(input, "file_path") ?? readString(input, "path");
+    readString(metadata, "filepath") ??
+    readString(input, "filePath") ??
+    readString(input, "file_path") ??
+    readString(input, "path");
   if (name === "write") {
     if (!filePath) return [];
     // opencode's write metadata says whether the file existed before; without it, assume it did.
@@ -39,7 +42,9 @@ export function fileChangesOf(workspace: string, tool: string, input: unknown, m
     const text = readString(input, "patchText") ?? readString(input, "patch") ?? readString(input, "input");
     if (text) return patchChanges(workspace, text);
     const files = readObject(metadata, "files");
-    return isObject(files) ? Object.keys(files).map((p) => ({ path: workspacePath(workspace, p), change: "modified" as const })) : [];
+    return isObject(files)
+      ? Object.keys(files).map((p) => ({ path: workspacePath(workspace, p), change: "modified" as const }))
+      : [];
   }
   return [];
 }

@@ -14,7 +14,8 @@ export type UpstreamError = {
   ref: string | null;
 };
 
-const CONTEXT_OVERFLOW_TEXT = /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens/i;
+const CONTEXT_OVERFLOW_TEXT =
+  /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens/i;
 
 export function parseUpstreamError(event: Json): UpstreamError {
   // 1.x: {error: {name, data: {message, statusCode, isRetryable, ref}}}
@@ -37,7 +38,10 @@ export function parseUpstreamError(event: Json): UpstreamError {
     retryable: readBoolean(data, "isRetryable") ?? readBoolean(error, "retryable"),
     ref: readString(data, "ref"),
   };
-  if (upstream.class === "api_error" && CONTEXT_OVERFLOW_TEXT.test(`${upstream.message} ${readString(data, "responseBody") ?? ""}`)) {
+  if (
+    upstream.class === "api_error" &&
+    CONTEXT_OVERFLOW_TEXT.test(`${upstream.message} ${readString(data, "responseBody") ?? ""}`)
+  ) {
     // Releases before ContextOverflowError (1.0) report an overflow as a plain HTTP 400.
     upstream.class = "context_overflow";
   }
@@ -57,6 +61,7 @@ export function applyCause(error: UpstreamError, cause: string): void {
   if (error.name === "ProviderModelNotFoundError") {
     // opencode lists a provider's models only when it has credentials, so a missing API key
     // also surfaces as "Model not found".
-    error.message += " (opencode offers a provider's models only when its credentials are set: an API key in the environment, or `opencode auth login`)";
+    error.message +=
+      " (opencode offers a provider's models only when its credentials are set: an API key in the environment, or `opencode auth login`)";
   }
 }

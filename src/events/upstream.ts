@@ -22,7 +22,12 @@ export function parseUpstreamLine(text: string): UpstreamLine {
   }
   if (!isObject(value)) return { kind: "json-other", text };
   const type = typeof value.type === "string" ? value.type : "";
-  return { kind: "event", type, sessionId: readString(value, "sessionID") ?? readString(value, "sessionId"), event: value };
+  return {
+    kind: "event",
+    type,
+    sessionId: readString(value, "sessionID") ?? readString(value, "sessionId"),
+    event: value,
+  };
 }
 
 export function isObject(value: unknown): value is Json {

@@ -35,17 +35,23 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
     problems.push({ line: 0, message: "no events" });
     return { events, problems };
   }
-  if (events[0]!.type !== "run.started") problems.push({ line: 1, message: `first event is ${events[0]!.type}, not run.started` });
+  if (events[0]!.type !== "run.started")
+    problems.push({ line: 1, message: `first event is ${events[0]!.type}, not run.started` });
   const results = events.filter((e) => e.type === "result");
-  if (results.length !== 1) problems.push({ line: 0, message: `${results.length} result events, expected exactly one` });
+  if (results.length !== 1)
+    problems.push({ line: 0, message: `${results.length} result events, expected exactly one` });
   const last = events[events.length - 1]!;
   if (last.type !== "result") problems.push({ line: body.length, message: `last event is ${last.type}, not result` });
   for (const result of results) {
     if (result.type !== "result") continue;
     if (result.exit_code !== EXIT_CODES[result.class]) {
-      problems.push({ line: lineOf.get(result)!, message: `exit_code ${result.exit_code} does not match class ${result.class} (${EXIT_CODES[result.class]})` });
+      problems.push({
+        line: lineOf.get(result)!,
+        message: `exit_code ${result.exit_code} does not match class ${result.class} (${EXIT_CODES[result.class]})`,
+      });
     }
-    if (result.ok !== (result.class === "success")) problems.push({ line: lineOf.get(result)!, message: `ok is ${result.ok} but class is ${result.class}` });
+    if (result.ok !== (result.class === "success"))
+      problems.push({ line: lineOf.get(result)!, message: `ok is ${result.ok} but class is ${result.class}` });
   }
   return { events, problems };
 }

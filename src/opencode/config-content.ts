@@ -8,7 +8,8 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 
 export function deepMerge(base: Obj, over: Obj): Obj {
   const out: Obj = { ...base };
-  for (const [key, value] of Object.entries(over)) out[key] = isObj(out[key]) && isObj(value) ? deepMerge(out[key], value) : value;
+  for (const [key, value] of Object.entries(over))
+    out[key] = isObj(out[key]) && isObj(value) ? deepMerge(out[key], value) : value;
   return out;
 }
 
@@ -16,7 +17,8 @@ export function deepMerge(base: Obj, over: Obj): Obj {
 export function splitCommand(text: string): string[] {
   const words: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) words.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
+  for (let m = re.exec(text); m; m = re.exec(text))
+    words.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
   return words;
 }
 
@@ -35,7 +37,10 @@ export function readConfigFile(path: string): Obj {
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new ConfigError(`--config ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`, "UsageError");
+    throw new ConfigError(
+      `--config ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+      "UsageError",
+    );
   }
   if (!isObj(value)) throw new ConfigError(`--config ${path}: not a JSON object`, "UsageError");
   return value;
@@ -50,7 +55,10 @@ export function mergeConfigContent(inherited: string | undefined, extras: Obj[])
       const parsed: unknown = JSON.parse(inherited);
       if (isObj(parsed)) base = parsed;
     } catch {
-      throw new ConfigError("the inherited OPENCODE_CONFIG_CONTENT is not valid JSON, so --config/--mcp cannot be merged into it", "UsageError");
+      throw new ConfigError(
+        "the inherited OPENCODE_CONFIG_CONTENT is not valid JSON, so --config/--mcp cannot be merged into it",
+        "UsageError",
+      );
     }
   }
   return JSON.stringify(extras.reduce(deepMerge, base));

@@ -32,13 +32,21 @@ export const TESTED_RANGE = `${TESTED_VERSIONS[0]} to ${TESTED_VERSIONS[TESTED_V
 const KNOWN: Record<string, Features> = {
   "1.18.33": ALL_FEATURES,
   "1.14.41": { ...ALL_FEATURES, autoFlag: "--dangerously-skip-permissions" },
-  "1.0.185": { dir: false, variant: false, thinking: false, pure: false, fork: false, title: true, printLogs: true, autoFlag: null },
+  "1.0.185": {
+    dir: false,
+    variant: false,
+    thinking: false,
+    pure: false,
+    fork: false,
+    title: true,
+    printLogs: true,
+    autoFlag: null,
+  },
 };
 
 export function knownFeatures(version: string | null): Features | null {
   return version ? (KNOWN[version] ?? null) : null;
 }
-
 
 /** Reads the flags out of `opencode run --help` (yargs layout: `  --name  description`). */
 export function parseRunHelp(help: string): Features {
@@ -51,7 +59,10 @@ export function parseRunHelp(help: string): Features {
     fork: has("--fork"),
     title: has("--title"),
     printLogs: has("--print-logs"),
-    autoFlag: has("--auto") ? "--auto" : has("--dangerously-skip-permissions") ? "--dangerously-skip-permissions" : null,
+    autoFlag: has("--auto")
+      ? "--auto"
+      : has("--dangerously-skip-permissions")
+        ? "--dangerously-skip-permissions"
+        : null,
   };
 }
-

@@ -31,7 +31,10 @@ export type InvocationInput = {
 export type Invocation = { file: string; args: string[]; env: Record<string, string>; input: string; cwd: string };
 
 /** A flag the user asked for that this opencode release does not have. */
-export function unsupportedFlags(input: Pick<InvocationInput, "variant" | "thinking" | "pure" | "auto" | "fork">, features: Features): string[] {
+export function unsupportedFlags(
+  input: Pick<InvocationInput, "variant" | "thinking" | "pure" | "auto" | "fork">,
+  features: Features,
+): string[] {
   const missing: string[] = [];
   if (input.fork && !features.fork) missing.push("--fork");
   if (input.auto && !features.autoFlag) missing.push("--auto");
@@ -72,7 +75,9 @@ export function buildEnv(
   return { ...env, ...MANAGED_ENV };
 }
 
-export function buildArgs(input: Omit<InvocationInput, "binary" | "baseEnv" | "prompt"> & { prompt?: string }): string[] {
+export function buildArgs(
+  input: Omit<InvocationInput, "binary" | "baseEnv" | "prompt"> & { prompt?: string },
+): string[] {
   const features = input.features ?? ALL_FEATURES;
   const args = ["run", "--format", "json"];
   // Releases without --dir take the workspace from the working directory, which we always set.

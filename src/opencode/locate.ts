@@ -47,15 +47,19 @@ export function bundledBinary(): Located | null {
   for (const variant of ["", "-baseline", "-musl", "-baseline-musl"]) {
     let platformDir: string | null = null;
     try {
-      platformDir = dirname(platformRequire.resolve(`opencode-${process.platform}-${process.arch}${variant}/package.json`));
+      platformDir = dirname(
+        platformRequire.resolve(`opencode-${process.platform}-${process.arch}${variant}/package.json`),
+      );
     } catch {
       platformDir = packageDir(`opencode-${process.platform}-${process.arch}${variant}`);
     }
     const candidate = platformDir ? join(platformDir, "bin", "opencode") : null;
-    if (candidate && isExecutableFile(candidate)) return { path: candidate, source: "bundled", packageVersion: version };
+    if (candidate && isExecutableFile(candidate))
+      return { path: candidate, source: "bundled", packageVersion: version };
   }
   const linked = join(dir, "bin", "opencode.exe");
-  if (isExecutableFile(linked) && statSync(linked).size > 1024 * 1024) return { path: linked, source: "bundled", packageVersion: version };
+  if (isExecutableFile(linked) && statSync(linked).size > 1024 * 1024)
+    return { path: linked, source: "bundled", packageVersion: version };
   return null;
 }
 
@@ -70,8 +74,10 @@ export function searchPath(name: string, pathEnv: string | undefined): string | 
 
 export function locateOpencode(explicit: string | null | undefined, pathEnv: string | undefined): LocateResult {
   if (explicit) {
-    if (!existsSync(explicit)) return { ok: false, path: explicit, message: `opencode binary not found at ${explicit}` };
-    if (!isExecutableFile(explicit)) return { ok: false, path: explicit, message: `${explicit} is not an executable file` };
+    if (!existsSync(explicit))
+      return { ok: false, path: explicit, message: `opencode binary not found at ${explicit}` };
+    if (!isExecutableFile(explicit))
+      return { ok: false, path: explicit, message: `${explicit} is not an executable file` };
     return { ok: true, binary: { path: explicit, source: "explicit", packageVersion: null } };
   }
   const bundled = bundledBinary();
@@ -81,6 +87,7 @@ export function locateOpencode(explicit: string | null | undefined, pathEnv: str
   return {
     ok: false,
     path: null,
-    message: "no opencode binary found: the opencode-ai dependency is not installed and opencode is not on PATH. Run `npm install`, or pass --opencode PATH",
+    message:
+      "no opencode binary found: the opencode-ai dependency is not installed and opencode is not on PATH. Run `npm install`, or pass --opencode PATH",
   };
 }

@@ -24,7 +24,10 @@ export const PERMISSION_KEYS = [
 export type Policy = { value: Record<string, "allow" | "deny">; warnings: { code: string; message: string }[] };
 
 export function splitList(values: string[]): string[] {
-  return values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  return values
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** null when neither list is given: the user's own opencode permission config stays in charge. */
@@ -35,7 +38,10 @@ export function buildPolicy(allow: string[], deny: string[]): Policy | null {
   const known = new Set<string>(PERMISSION_KEYS);
   const warnings = [...allow, ...deny]
     .filter((k) => !known.has(k))
-    .map((k) => ({ code: "unknown_permission", message: `${k} is not a permission key oc-exec knows (${PERMISSION_KEYS.join(", ")}); passed to opencode as given` }));
+    .map((k) => ({
+      code: "unknown_permission",
+      message: `${k} is not a permission key oc-exec knows (${PERMISSION_KEYS.join(", ")}); passed to opencode as given`,
+    }));
   const value: Record<string, "allow" | "deny"> = {};
   if (allow.length > 0) for (const key of PERMISSION_KEYS) value[key] = "deny";
   for (const key of allow) value[key] = "allow";

@@ -61,7 +61,9 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
 
   const done = new Promise<ProcessEnd & { spawnError: string | null }>((resolve) => {
     const streamsClosed = Promise.all(
-      [child.stdout, child.stderr].map((s) => (s ? new Promise<void>((r) => (s.closed ? r() : s.once("close", () => r()))) : Promise.resolve())),
+      [child.stdout, child.stderr].map((s) =>
+        s ? new Promise<void>((r) => (s.closed ? r() : s.once("close", () => r()))) : Promise.resolve(),
+      ),
     );
     child.once("exit", (code, signal) => {
       exit = { exitCode: code, signal };
@@ -87,7 +89,11 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     void child.then((result) => {
       if (exit === null && result.failed && result.exitCode === undefined && !result.signal) {
         const cause = (result as { cause?: { code?: string; message?: string } }).cause;
-        resolve({ exitCode: null, signal: null, spawnError: cause?.message ?? result.shortMessage ?? "could not start opencode" });
+        resolve({
+          exitCode: null,
+          signal: null,
+          spawnError: cause?.message ?? result.shortMessage ?? "could not start opencode",
+        });
       }
     });
   });

@@ -55,7 +55,7 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   const fromPackage = binary.packageVersion;
   const known = knownFeatures(fromPackage);
   if (fromPackage && known) return { version: fromPackage, features: known, tested: true };
-  let stat;
+  let stat: ReturnType<typeof statSync>;
   try {
     stat = statSync(binary.path);
   } catch {
@@ -80,4 +80,3 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   }
   return { version, features, tested };
 }
-

@@ -42,7 +42,8 @@ const detail = (name: string, message: string, extra: Partial<ErrorDetail> = {})
   ...extra,
 });
 
-const fromUpstream = (e: UpstreamError): ErrorDetail => detail(e.name, e.message, { status_code: e.statusCode, retryable: e.retryable });
+const fromUpstream = (e: UpstreamError): ErrorDetail =>
+  detail(e.name, e.message, { status_code: e.statusCode, retryable: e.retryable });
 
 export function formatMs(ms: number): string {
   if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
@@ -67,30 +68,51 @@ const TIMEOUT_WHAT: Record<TimeoutKind, string> = {
   idle: "the idle timeout (--idle-timeout): no output from opencode",
 };
 
-const BUDGET_WHAT: Record<BudgetLimit, string> = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" };
+const BUDGET_WHAT: Record<BudgetLimit, string> = {
+  steps: "--max-steps",
+  tokens: "--max-tokens",
+  cost_usd: "--max-cost-usd",
+};
 
 /** Each check returns an outcome when its class applies; they run in precedence order. */
 type Check = (facts: TurnFacts, end: TurnEnd) => ErrorDetail | null | undefined;
 
 const CHECKS: Record<OutcomeClass, Check> = {
   internal_error: (_f, end) =>
-    end.internalError ? detail("InternalError", `oc-exec failed: ${end.internalError.message}. This is a bug in oc-exec; please report it.`) : undefined,
+    end.internalError
+      ? detail(
+          "InternalError",
+          `oc-exec failed: ${end.internalError.message}. This is a bug in oc-exec; please report it.`,
+        )
+      : undefined,
   interrupted: (_f, end) =>
-    end.stop?.kind === "interrupted" ? detail("Interrupted", `oc-exec received ${end.stop.signal} and stopped the turn`) : undefined,
+    end.stop?.kind === "interrupted"
+      ? detail("Interrupted", `oc-exec received ${end.stop.signal} and stopped the turn`)
+      : undefined,
   terminated: (_f, end) =>
-    end.stop?.kind === "terminated" ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`) : undefined,
+    end.stop?.kind === "terminated"
+      ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`)
+      : undefined,
   timeout: (_f, end) =>
     end.stop?.kind === "timeout"
-      ? detail("TimeoutError", `${TIMEOUT_WHAT[end.stop.timeout]} of ${formatMs(end.stop.ms)} fired; oc-exec stopped the turn`, {
-          timeout: { kind: end.stop.timeout, ms: end.stop.ms },
-        })
+      ? detail(
+          "TimeoutError",
+          `${TIMEOUT_WHAT[end.stop.timeout]} of ${formatMs(end.stop.ms)} fired; oc-exec stopped the turn`,
+          {
+            timeout: { kind: end.stop.timeout, ms: end.stop.ms },
+          },
+        )
       : undefined,
   budget_exceeded: (_f, end) => {
     if (end.stop?.kind !== "budget") return undefined;
     const { limit, max, used } = end.stop;
-    return detail("BudgetExceeded", `${BUDGET_WHAT[limit]} ${max} was crossed: the turn used ${used}; oc-exec stopped it`, {
-      budget: { limit, max, used },
-    });
+    return detail(
+      "BudgetExceeded",
+      `${BUDGET_WHAT[limit]} ${max} was crossed: the turn used ${used}; oc-exec stopped it`,
+      {
+        budget: { limit, max, used },
+      },
+    );
   },
   config_error: (facts, end) => {
     if (end.launchError) return detail(end.launchError.name, end.launchError.message);
@@ -133,7 +155,10 @@ const CHECKS: Record<OutcomeClass, Check> = {
     if (e) return fromUpstream(e);
     if (end.outputError) return detail("StructuredOutputError", end.outputError);
     if (facts.lastStepReason === "length")
-      return detail("OutputLengthError", "the model's answer was cut off: the last step finished with reason \"length\" (output token limit)");
+      return detail(
+        "OutputLengthError",
+        'the model\'s answer was cut off: the last step finished with reason "length" (output token limit)',
+      );
     const p = end.process;
     if (p && (p.signal !== null || p.exitCode !== 0)) {
       const when = facts.events === 0 ? " before printing any JSON event" : " with no error event";

@@ -5,7 +5,10 @@ export const PATTERNS: readonly [RegExp, string][] = [
   [/(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+/gi, "$1[REDACTED]"],
   [/\bbearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]"],
   // key=value style secrets: api_key, apiKey, x-api-key, token, secret, password.
-  [/((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',}]{4,}/gi, "$1[REDACTED]"],
+  [
+    /((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',}]{4,}/gi,
+    "$1[REDACTED]",
+  ],
   // Well-known key shapes: OpenAI/Anthropic (sk-...), GitHub, Slack, AWS, Google.
   [/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-[REDACTED]"],
   [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}/g, "[REDACTED]"],

@@ -10,7 +10,10 @@ export type StdoutWriter = {
   readonly broken: boolean;
 };
 
-export function createStdoutWriter(stream: NodeJS.WritableStream = process.stdout, onBrokenPipe: () => void = () => {}): StdoutWriter {
+export function createStdoutWriter(
+  stream: NodeJS.WritableStream = process.stdout,
+  onBrokenPipe: () => void = () => {},
+): StdoutWriter {
   let broken = false;
   const fail = () => {
     if (broken) return;

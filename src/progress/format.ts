@@ -3,7 +3,13 @@
 import type { OcEvent, ResultEvent, Usage } from "../events/schema.js";
 import { CLASS_MEANING } from "../outcome/exit-codes.js";
 
-export type Paint = { ok(s: string): string; bad(s: string): string; warn(s: string): string; dim(s: string): string; bold(s: string): string };
+export type Paint = {
+  ok(s: string): string;
+  bad(s: string): string;
+  warn(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+};
 
 export const noPaint: Paint = { ok: (s) => s, bad: (s) => s, warn: (s) => s, dim: (s) => s, bold: (s) => s };
 
@@ -29,7 +35,10 @@ function oneLine(text: string, max = 80): string {
 
 function toolSubject(event: Extract<OcEvent, { type: "tool" }>): string {
   const input = event.input as Record<string, unknown> | null;
-  const fromInput = input && typeof input === "object" ? (input.command ?? input.filePath ?? input.pattern ?? input.url ?? input.path) : null;
+  const fromInput =
+    input && typeof input === "object"
+      ? (input.command ?? input.filePath ?? input.pattern ?? input.url ?? input.path)
+      : null;
   return oneLine(typeof fromInput === "string" ? fromInput : (event.title ?? ""), 60);
 }
 
@@ -41,20 +50,31 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
     case "session.started":
       return paint.dim(`session ${event.session_id}${event.resumed ? " (resumed)" : ""}`);
     case "step.finished":
-      return paint.dim(`step ${event.step} finished (${event.reason ?? "?"}) · ${event.usage.total} tokens · ${formatCost(event.cost_usd)}`);
+      return paint.dim(
+        `step ${event.step} finished (${event.reason ?? "?"}) · ${event.usage.total} tokens · ${formatCost(event.cost_usd)}`,
+      );
     case "tool": {
       const mark = event.status === "completed" ? paint.ok("✓") : paint.bad("✗");
-      const tail = event.status === "completed" ? (event.duration_ms !== null ? formatDuration(event.duration_ms) : "") : event.status;
+      const tail =
+        event.status === "completed"
+          ? event.duration_ms !== null
+            ? formatDuration(event.duration_ms)
+            : ""
+          : event.status;
       return `${mark} ${event.tool}  ${toolSubject(event)}  ${paint.dim(tail)}`.trimEnd();
     }
     case "permission.denied":
-      return paint.bad(`✗ permission ${event.permission ?? event.tool ?? "?"} denied${event.pattern ? ` (${event.pattern})` : ""}`);
+      return paint.bad(
+        `✗ permission ${event.permission ?? event.tool ?? "?"} denied${event.pattern ? ` (${event.pattern})` : ""}`,
+      );
     case "file.changed":
       return paint.dim(`  ${event.change} ${event.path}`);
     case "warning":
       return paint.warn(`warning [${event.code}]: ${event.message}`);
     case "error":
-      return paint.bad(`error [${event.class}] ${event.name}${event.status_code !== null ? ` (HTTP ${event.status_code})` : ""}: ${event.message}`);
+      return paint.bad(
+        `error [${event.class}] ${event.name}${event.status_code !== null ? ` (HTTP ${event.status_code})` : ""}: ${event.message}`,
+      );
     case "result":
       return null;
     default:
@@ -70,12 +90,17 @@ export function formatSummary(result: ResultEvent, paint: Paint = noPaint): stri
     : paint.bad(paint.bold(`✖ ${result.class} (exit ${result.exit_code}): ${CLASS_MEANING[result.class]}`));
   lines.push(head);
   if (result.error) lines.push(paint.bad(`  ${result.error.name}: ${result.error.message.replace(/\n/g, "\n    ")}`));
-  const tools = result.tools.total === 0 ? "no tools" : `${result.tools.total} tool${result.tools.total === 1 ? "" : "s"}${result.tools.failed ? `, ${result.tools.failed} failed` : ""}${result.tools.denied ? `, ${result.tools.denied} denied` : ""}`;
+  const tools =
+    result.tools.total === 0
+      ? "no tools"
+      : `${result.tools.total} tool${result.tools.total === 1 ? "" : "s"}${result.tools.failed ? `, ${result.tools.failed} failed` : ""}${result.tools.denied ? `, ${result.tools.denied} denied` : ""}`;
   lines.push(
     `  ${formatDuration(result.duration_ms)} · ${result.steps} step${result.steps === 1 ? "" : "s"} · ${tools} · ${formatTokens(result.usage)} · ${formatCost(result.cost_usd)}`,
   );
-  if (result.files_changed.length > 0) lines.push(`  files changed: ${result.files_changed.map((f) => `${f.path} (${f.change})`).join(", ")}`);
-  if (result.session_id) lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
+  if (result.files_changed.length > 0)
+    lines.push(`  files changed: ${result.files_changed.map((f) => `${f.path} (${f.change})`).join(", ")}`);
+  if (result.session_id)
+    lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
   return lines;
 }
 
@@ -83,9 +108,14 @@ export function formatSummary(result: ResultEvent, paint: Paint = noPaint): stri
 export function formatMarkdownSummary(result: ResultEvent): string {
   const rows = [
     ["outcome", result.ok ? "✅ success" : `❌ ${result.class} (exit ${result.exit_code})`],
-    ...(result.error ? [["error", `${result.error.name}: ${result.error.message.replace(/\|/g, "\\|").replace(/\n/g, " ")}`]] : []),
+    ...(result.error
+      ? [["error", `${result.error.name}: ${result.error.message.replace(/\|/g, "\\|").replace(/\n/g, " ")}`]]
+      : []),
     ["duration", formatDuration(result.duration_ms)],
-    ["steps / tools", `${result.steps} / ${result.tools.total} (${result.tools.failed} failed, ${result.tools.denied} denied)`],
+    [
+      "steps / tools",
+      `${result.steps} / ${result.tools.total} (${result.tools.failed} failed, ${result.tools.denied} denied)`,
+    ],
     ["tokens", formatTokens(result.usage)],
     ["cost", formatCost(result.cost_usd)],
     ["files changed", result.files_changed.map((f) => `\`${f.path}\` (${f.change})`).join(", ") || "none"],

@@ -5,7 +5,15 @@ import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../events/schema.js";
 import { appendFileSync } from "node:fs";
 import { stripAnsi } from "../events/stderr-lines.js";
-import { formatCost, formatDuration, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
+import {
+  formatCost,
+  formatDuration,
+  formatEventLine,
+  formatMarkdownSummary,
+  formatSummary,
+  noPaint,
+  type Paint,
+} from "./format.js";
 
 export type Reporter = {
   event(event: OcEvent): void;
@@ -71,14 +79,17 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
 function githubActions(env: NodeJS.ProcessEnv): { event(event: OcEvent): void } | null {
   if (env.GITHUB_ACTIONS !== "true") return null;
   // Workflow commands are read from stdout or stderr alike; stdout is ours, so stderr it is.
-  const escape = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  const escapeData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
   const out = (line: string) => process.stderr.write(`${line}\n`);
   return {
     event(event) {
-      if (event.type === "warning") out(`::warning title=oc-exec ${event.code}::${escape(event.message)}`);
-      else if (event.type === "error") out(`::error title=oc-exec ${event.name}::${escape(event.message)}`);
+      if (event.type === "warning") out(`::warning title=oc-exec ${event.code}::${escapeData(event.message)}`);
+      else if (event.type === "error") out(`::error title=oc-exec ${event.name}::${escapeData(event.message)}`);
       else if (event.type === "result") {
-        if (!event.ok) out(`::error title=oc-exec ${event.class} (exit ${event.exit_code})::${escape(event.error?.message ?? event.class)}`);
+        if (!event.ok)
+          out(
+            `::error title=oc-exec ${event.class} (exit ${event.exit_code})::${escapeData(event.error?.message ?? event.class)}`,
+          );
         if (env.GITHUB_STEP_SUMMARY) {
           try {
             appendFileSync(env.GITHUB_STEP_SUMMARY, formatMarkdownSummary(event));

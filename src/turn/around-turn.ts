@@ -11,8 +11,20 @@ import { writeFileAtomic } from "../output/last-message.js";
 import { DEFAULTS, type TurnOptions } from "./options.js";
 import { checkStructuredOutput, schemaInstruction } from "./structured-output.js";
 
-export type Launch = { binary: string; detected: Detected; workspace: string; prompt: string; files: string[]; env: NodeJS.ProcessEnv };
-export type AfterTurn = { model?: string; costUsd?: number; structuredOutput?: { value: unknown }; sessionDeleted?: boolean };
+export type Launch = {
+  binary: string;
+  detected: Detected;
+  workspace: string;
+  prompt: string;
+  files: string[];
+  env: NodeJS.ProcessEnv;
+};
+export type AfterTurn = {
+  model?: string;
+  costUsd?: number;
+  structuredOutput?: { value: unknown };
+  sessionDeleted?: boolean;
+};
 
 /** The argv and environment, with the permission policy, extra config and output-schema prompt. */
 export function prepareInvocation(options: TurnOptions, normalizer: Normalizer, launch: Launch): Invocation {
@@ -43,11 +55,22 @@ export function prepareInvocation(options: TurnOptions, normalizer: Normalizer, 
 }
 
 /** Work after opencode has exited: export, ephemeral delete, output schema, last-message file. */
-export async function afterTurn(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, invocation: Invocation): Promise<AfterTurn> {
+export async function afterTurn(
+  options: TurnOptions,
+  normalizer: Normalizer,
+  end: TurnEnd,
+  invocation: Invocation,
+): Promise<AfterTurn> {
   const facts = normalizer.facts;
   const after: AfterTurn = {};
-  const ctx = { binary: invocation.file, env: invocation.env, cwd: invocation.cwd, timeoutMs: DEFAULTS.sessionCommandTimeoutMs };
-  const stoppedByUser = end.stop?.kind === "interrupted" || end.stop?.kind === "terminated" || end.stop?.kind === "broken_pipe";
+  const ctx = {
+    binary: invocation.file,
+    env: invocation.env,
+    cwd: invocation.cwd,
+    timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
+  };
+  const stoppedByUser =
+    end.stop?.kind === "interrupted" || end.stop?.kind === "terminated" || end.stop?.kind === "broken_pipe";
   // opencode's stream never names the model; export does, at the cost of another opencode start,
   // so by default only when the caller did not name the model.
   const wantExport = options.export ?? !options.model;
@@ -76,7 +99,10 @@ export async function afterTurn(options: TurnOptions, normalizer: Normalizer, en
     try {
       writeFileAtomic(options.outputLastMessage, facts.finalText);
     } catch (error) {
-      normalizer.warning("output_last_message_failed", `could not write --output-last-message ${options.outputLastMessage}: ${(error as Error).message}`);
+      normalizer.warning(
+        "output_last_message_failed",
+        `could not write --output-last-message ${options.outputLastMessage}: ${(error as Error).message}`,
+      );
     }
   }
   return after;

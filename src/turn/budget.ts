@@ -13,7 +13,10 @@ export function usedOf(facts: TurnFacts, limit: BudgetLimit): number {
   return Math.round(facts.costUsd * 1e8) / 1e8;
 }
 
-export type BudgetCheck = { warnings: { code: string; message: string }[]; exceeded: Extract<StopReason, { kind: "budget" }> | null };
+export type BudgetCheck = {
+  warnings: { code: string; message: string }[];
+  exceeded: Extract<StopReason, { kind: "budget" }> | null;
+};
 
 const FLAG: Record<BudgetLimit, string> = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" };
 
@@ -30,7 +33,10 @@ export function checkBudgets(facts: TurnFacts, budgets: Budgets, warned: Set<Bud
     if (used > max && out.exceeded === null) out.exceeded = { kind: "budget", limit, max, used };
     else if (used >= max * WARN_FRACTION && !warned.has(limit)) {
       warned.add(limit);
-      out.warnings.push({ code: "budget_warning", message: `${FLAG[limit]} ${max}: ${used} used, ${Math.round((used / max) * 100)}% of the limit` });
+      out.warnings.push({
+        code: "budget_warning",
+        message: `${FLAG[limit]} ${max}: ${used} used, ${Math.round((used / max) * 100)}% of the limit`,
+      });
     }
   }
   return out;

@@ -45,7 +45,11 @@ export class TurnControl {
     if (!signal) return;
     const forward = () => {
       const r = signal.reason as Partial<StopReason> | undefined;
-      this.abort(r && typeof r === "object" && typeof r.kind === "string" ? (r as StopReason) : { kind: "interrupted", signal: "abort" });
+      this.abort(
+        r && typeof r === "object" && typeof r.kind === "string"
+          ? (r as StopReason)
+          : { kind: "interrupted", signal: "abort" },
+      );
     };
     if (signal.aborted) forward();
     else signal.addEventListener("abort", forward, { once: true });

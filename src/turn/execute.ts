@@ -37,7 +37,11 @@ function checkFiles(files: string[], cwd: string): { resolved: string[]; error: 
   return { resolved, error: null };
 }
 
-function launchProblem(options: TurnOptions, located: LocateResult, workspace: string): { name: string; message: string } | null {
+function launchProblem(
+  options: TurnOptions,
+  located: LocateResult,
+  workspace: string,
+): { name: string; message: string } | null {
   if (options.launchError) return options.launchError;
   const dirError = checkWorkspace(workspace);
   if (dirError) return { name: "WorkspaceError", message: dirError };
@@ -45,7 +49,11 @@ function launchProblem(options: TurnOptions, located: LocateResult, workspace: s
   return null;
 }
 
-export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) => void, control = new TurnControl()): Promise<ResultEvent> {
+export async function executeTurn(
+  options: TurnOptions,
+  sink: (event: OcEvent) => void,
+  control = new TurnControl(),
+): Promise<ResultEvent> {
   control.follow(options.signal);
   const env = options.env ?? process.env;
   const workspace = resolve(options.dir ?? process.cwd());
@@ -82,16 +90,28 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     });
     end.launchError = launchProblem(options, located, workspace);
     if (detected && !detected.tested) {
-      normalizer.warning("untested_opencode", `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`);
+      normalizer.warning(
+        "untested_opencode",
+        `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
+      );
     }
     const missing = detected
       ? unsupportedFlags(
-          { variant: options.variant ?? null, thinking: options.thinking ?? false, pure: options.pure ?? false, auto: options.auto ?? false, fork: options.fork ?? false },
+          {
+            variant: options.variant ?? null,
+            thinking: options.thinking ?? false,
+            pure: options.pure ?? false,
+            auto: options.auto ?? false,
+            fork: options.fork ?? false,
+          },
           detected.features,
         )
       : [];
     if (!end.launchError && missing.length > 0) {
-      end.launchError = { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` };
+      end.launchError = {
+        name: "UnsupportedFlag",
+        message: `opencode ${version} does not support ${missing.join(", ")}`,
+      };
     }
     const files = checkFiles(options.files ?? [], process.cwd());
     if (!end.launchError && files.error) end.launchError = { name: "FileNotFound", message: files.error };
@@ -114,7 +134,14 @@ export async function executeTurn(options: TurnOptions, sink: (event: OcEvent) =
     let invocation: Invocation | null = null;
     if (!end.launchError && located.ok) {
       try {
-        invocation = prepareInvocation(options, normalizer, { binary: located.binary.path, detected: detected!, workspace, prompt, files: files.resolved, env });
+        invocation = prepareInvocation(options, normalizer, {
+          binary: located.binary.path,
+          detected: detected!,
+          workspace,
+          prompt,
+          files: files.resolved,
+          env,
+        });
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         end.launchError = { name: error.name, message: error.message };

@@ -25,7 +25,10 @@ export type Recording = {
   end?: Partial<TurnEnd>;
 };
 
-export function replayRecording(rec: Recording, sink: (event: OcEvent) => void = () => {}): { events: OcEvent[]; result: ResultEvent } {
+export function replayRecording(
+  rec: Recording,
+  sink: (event: OcEvent) => void = () => {},
+): { events: OcEvent[]; result: ResultEvent } {
   const events: OcEvent[] = [];
   const workspace = rec.workspace ?? process.cwd();
   const maxLineBytes = rec.maxLineBytes ?? DEFAULTS.maxLineBytes;
@@ -37,7 +40,13 @@ export function replayRecording(rec: Recording, sink: (event: OcEvent) => void =
       sink(event);
     },
   );
-  core.started({ opencode: { path: null, version: rec.opencodeVersion ?? null }, cwd: workspace, model: null, agent: null, resume: rec.resume ?? null });
+  core.started({
+    opencode: { path: null, version: rec.opencodeVersion ?? null },
+    cwd: workspace,
+    model: null,
+    agent: null,
+    resume: rec.resume ?? null,
+  });
   const split = splitterOptions(maxLineBytes, maxOutputBytes);
   const out = new LineSplitter((line) => core.normalizer.stdoutLine(line.text, line), split.stdout);
   const err = new LineSplitter((line) => core.normalizer.stderrLine(line.text), split.stderr);

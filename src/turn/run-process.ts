@@ -18,9 +18,20 @@ const CONFIG_ERROR_GRACE_MS = 3000;
 /** The opencode line being normalized, for --include-raw. */
 export type RawLine = { text: string | null };
 
-export async function runProcess(options: TurnOptions, normalizer: Normalizer, end: TurnEnd, control: TurnControl, invocation: Invocation, rawLine: RawLine): Promise<void> {
+export async function runProcess(
+  options: TurnOptions,
+  normalizer: Normalizer,
+  end: TurnEnd,
+  control: TurnControl,
+  invocation: Invocation,
+  rawLine: RawLine,
+): Promise<void> {
   const killAfterMs = options.killAfterMs ?? DEFAULTS.killAfterMs;
-  const budgets = { maxSteps: options.maxSteps ?? null, maxTokens: options.maxTokens ?? null, maxCostUsd: options.maxCostUsd ?? null };
+  const budgets = {
+    maxSteps: options.maxSteps ?? null,
+    maxTokens: options.maxTokens ?? null,
+    maxCostUsd: options.maxCostUsd ?? null,
+  };
   const hasBudgets = budgets.maxSteps !== null || budgets.maxTokens !== null || budgets.maxCostUsd !== null;
   const warned = new Set<"steps" | "tokens" | "cost_usd">();
   let killTimer: NodeJS.Timeout | null = null;
@@ -55,7 +66,7 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
   // A bug in our own line handling must not crash the process or lose the result: record it,
   // stop the turn, and let the classifier report internal_error.
   const guard =
-    <T,>(handle: (value: T) => void) =>
+    <T>(handle: (value: T) => void) =>
     (value: T) => {
       try {
         handle(value);
@@ -65,40 +76,49 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
       }
     };
 
-  const split = splitterOptions(options.maxLineBytes ?? DEFAULTS.maxLineBytes, options.maxOutputBytes ?? DEFAULTS.maxOutputBytes);
-  const stdout = new LineSplitter(guard((line) => {
-    timers.activity();
-    // A cut line is valid JSON but not what opencode wrote, so it is not passed off as raw.
-    rawLine.text = line.truncated || line.cut ? null : line.text;
-    normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
-    rawLine.text = null;
-    if (!sawJson && normalizer.facts.stream.json_lines > 0) {
-      sawJson = true;
-      timers.firstJson();
-    } else if (!sawJson) timers.signOfLife();
-    if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
-    if (hasBudgets) {
-      const check = checkBudgets(normalizer.facts, budgets, warned);
-      for (const w of check.warnings) normalizer.warning(w.code, w.message);
-      if (check.exceeded) stop(check.exceeded);
-    }
-  }), split.stdout);
+  const split = splitterOptions(
+    options.maxLineBytes ?? DEFAULTS.maxLineBytes,
+    options.maxOutputBytes ?? DEFAULTS.maxOutputBytes,
+  );
+  const stdout = new LineSplitter(
+    guard((line) => {
+      timers.activity();
+      // A cut line is valid JSON but not what opencode wrote, so it is not passed off as raw.
+      rawLine.text = line.truncated || line.cut ? null : line.text;
+      normalizer.stdoutLine(line.text, { truncated: line.truncated, bytes: line.bytes });
+      rawLine.text = null;
+      if (!sawJson && normalizer.facts.stream.json_lines > 0) {
+        sawJson = true;
+        timers.firstJson();
+      } else if (!sawJson) timers.signOfLife();
+      if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
+      if (hasBudgets) {
+        const check = checkBudgets(normalizer.facts, budgets, warned);
+        for (const w of check.warnings) normalizer.warning(w.code, w.message);
+        if (check.exceeded) stop(check.exceeded);
+      }
+    }),
+    split.stdout,
+  );
   // Some releases (1.0) report a configuration error on stderr and then wait forever; when that
   // happens before any JSON event, give opencode a moment, then stop it.
   let configGrace: NodeJS.Timeout | null = null;
-  const stderr = new LineSplitter(guard((line) => {
-    timers.activity();
-    if (!sawJson) timers.signOfLife();
-    rawLine.text = line.text;
-    normalizer.stderrLine(line.text);
-    rawLine.text = null;
-    options.onStderrLine?.(line.text);
-    if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
-      configGrace = setTimeout(() => {
-        if (!sawJson) stop({ kind: "blocked" });
-      }, CONFIG_ERROR_GRACE_MS);
-    }
-  }), split.stderr);
+  const stderr = new LineSplitter(
+    guard((line) => {
+      timers.activity();
+      if (!sawJson) timers.signOfLife();
+      rawLine.text = line.text;
+      normalizer.stderrLine(line.text);
+      rawLine.text = null;
+      options.onStderrLine?.(line.text);
+      if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
+        configGrace = setTimeout(() => {
+          if (!sawJson) stop({ kind: "blocked" });
+        }, CONFIG_ERROR_GRACE_MS);
+      }
+    }),
+    split.stderr,
+  );
 
   const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
   timers.start();
@@ -116,7 +136,11 @@ export async function runProcess(options: TurnOptions, normalizer: Normalizer, e
     const ended = await running.done;
     stdout.end();
     stderr.end();
-    if (ended.spawnError) end.launchError = { name: "SpawnError", message: `could not start opencode at ${invocation.file}: ${ended.spawnError}` };
+    if (ended.spawnError)
+      end.launchError = {
+        name: "SpawnError",
+        message: `could not start opencode at ${invocation.file}: ${ended.spawnError}`,
+      };
     else end.process = { exitCode: ended.exitCode, signal: ended.signal };
   } finally {
     timers.clear();

@@ -28,11 +28,15 @@ export function runTurn(options: TurnOptions): Turn {
   const start = () => {
     if (started) return;
     started = true;
-    executeTurn(options, (event) => {
-      queue.push(event);
-      if (queue.length >= QUEUE_HIGH) control.backpressure(true);
-      wake?.();
-    }, control)
+    executeTurn(
+      options,
+      (event) => {
+        queue.push(event);
+        if (queue.length >= QUEUE_HIGH) control.backpressure(true);
+        wake?.();
+      },
+      control,
+    )
       .catch((error: unknown) => (failure = error))
       .finally(() => {
         finished = true;

@@ -9,9 +9,13 @@ export function readOutputSchema(path: string): object {
   try {
     schema = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new ConfigError(`--output-schema ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`, "UsageError");
+    throw new ConfigError(
+      `--output-schema ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
+      "UsageError",
+    );
   }
-  if (typeof schema !== "object" || schema === null) throw new ConfigError(`--output-schema ${path}: not a JSON Schema object`, "UsageError");
+  if (typeof schema !== "object" || schema === null)
+    throw new ConfigError(`--output-schema ${path}: not a JSON Schema object`, "UsageError");
   return schema;
 }
 
@@ -31,7 +35,10 @@ export function extractJson(text: string): { value: unknown } | null {
   const attempts: string[] = [text.trim()];
   const fences = [...text.matchAll(/```(?:json)?\s*\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
   attempts.push(...fences.reverse());
-  for (const [open, close] of [["{", "}"], ["[", "]"]] as const) {
+  for (const [open, close] of [
+    ["{", "}"],
+    ["[", "]"],
+  ] as const) {
     const a = text.indexOf(open);
     const b = text.lastIndexOf(close);
     if (a !== -1 && b > a) attempts.push(text.slice(a, b + 1));
@@ -52,7 +59,9 @@ export function validateAgainst(schema: object, value: unknown): string[] {
   // ajv is loaded only when --output-schema is used.
   const require = createRequire(import.meta.url);
   const draft2020 = (schema as { $schema?: string }).$schema?.includes("2020-12");
-  const Ajv = (require(draft2020 ? "ajv/dist/2020" : "ajv") as { default: new (o: object) => { compile(s: object): Validator } }).default;
+  const Ajv = (
+    require(draft2020 ? "ajv/dist/2020" : "ajv") as { default: new (o: object) => { compile(s: object): Validator } }
+  ).default;
   const ajv = new Ajv({ allErrors: true, strict: false });
   (require("ajv-formats") as { default: (a: unknown) => void }).default(ajv);
   const validate = ajv.compile(schema);
@@ -67,5 +76,7 @@ export function checkStructuredOutput(schema: object, text: string | null): Stru
   const found = extractJson(text);
   if (!found) return { error: "the final message contains no JSON value (--output-schema)" };
   const problems = validateAgainst(schema, found.value);
-  return problems.length === 0 ? { value: found.value } : { error: `the final message does not match --output-schema: ${problems.join("; ")}` };
+  return problems.length === 0
+    ? { value: found.value }
+    : { error: `the final message does not match --output-schema: ${problems.join("; ")}` };
 }

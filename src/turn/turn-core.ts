@@ -15,8 +15,14 @@ import { VERSION } from "../version.js";
 const STDERR_MAX_LINE = 1024 * 1024;
 
 /** How opencode's two pipes are split into lines: the same live and in replay. */
-export function splitterOptions(maxLineBytes: number, maxOutputBytes: number): { stdout: SplitterOptions; stderr: SplitterOptions } {
-  return { stdout: { maxLineBytes, outputKeepBytes: keepBytesFor(maxOutputBytes) }, stderr: { maxLineBytes: STDERR_MAX_LINE } };
+export function splitterOptions(
+  maxLineBytes: number,
+  maxOutputBytes: number,
+): { stdout: SplitterOptions; stderr: SplitterOptions } {
+  return {
+    stdout: { maxLineBytes, outputKeepBytes: keepBytesFor(maxOutputBytes) },
+    stderr: { maxLineBytes: STDERR_MAX_LINE },
+  };
 }
 
 export type RunStartedFields = Pick<EventOf<"run.started">, "opencode" | "cwd" | "model" | "agent" | "resume">;
@@ -30,7 +36,10 @@ export type TurnCore = {
   finish(end: TurnEnd, meta: Omit<ResultMeta, "durationMs" | "process">): ResultEvent;
 };
 
-export function createTurnCore(options: NormalizerOptions & { includeRaw?: boolean; clock?: Clock }, sink: (event: OcEvent) => void): TurnCore {
+export function createTurnCore(
+  options: NormalizerOptions & { includeRaw?: boolean; clock?: Clock },
+  sink: (event: OcEvent) => void,
+): TurnCore {
   const clock = options.clock ?? Date.now;
   const startedAt = clock();
   const rawLine: TurnCore["rawLine"] = { text: null };
@@ -49,7 +58,8 @@ export function createTurnCore(options: NormalizerOptions & { includeRaw?: boole
   return {
     normalizer,
     rawLine,
-    started: (fields) => emitter.emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
+    started: (fields) =>
+      emitter.emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
     finish(end, meta) {
       try {
         normalizer.finish();
@@ -57,7 +67,9 @@ export function createTurnCore(options: NormalizerOptions & { includeRaw?: boole
         end.internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
       }
       const outcome = classifyOutcome(normalizer.facts, end);
-      emitter.emit(buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }));
+      emitter.emit(
+        buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }),
+      );
       return result!;
     },
   };

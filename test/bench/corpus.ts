@@ -5,8 +5,13 @@
 import { createWriteStream } from "node:fs";
 import { loadFixture } from "../support/fixtures.js";
 
-export async function writeCorpus(path: string, targetBytes: number, hugeLines = 3): Promise<{ bytes: number; lines: number }> {
+export async function writeCorpus(
+  path: string,
+  targetBytes: number,
+  hugeLines = 3,
+): Promise<{ bytes: number; lines: number }> {
   const tool = loadFixture("1.18.33", "tool")!.stdout.toString("utf8").trim().split("\n");
+  // biome-ignore lint/suspicious/noExplicitAny: recorded lines are spread and patched field by field below.
   const [stepStart, toolUse, stepFinish, , text] = tool.map((l) => JSON.parse(l) as Record<string, any>);
   const out = createWriteStream(path);
   let bytes = 0;
@@ -29,7 +34,15 @@ export async function writeCorpus(path: string, targetBytes: number, hugeLines =
     const big = bytes >= nextHuge;
     if (big) nextHuge += hugeEvery;
     const output = big ? "x".repeat(10 * 1024 * 1024) : `${filler}\n`.repeat(1 + (i % 8));
-    await put({ ...toolUse, part: { ...toolUse!.part, ...ids("u"), callID: `call_${i}`, state: { ...toolUse!.part.state, output, metadata: { output, exit: 0, truncated: false } } } });
+    await put({
+      ...toolUse,
+      part: {
+        ...toolUse!.part,
+        ...ids("u"),
+        callID: `call_${i}`,
+        state: { ...toolUse!.part.state, output, metadata: { output, exit: 0, truncated: false } },
+      },
+    });
     await put({ ...stepFinish, part: { ...stepFinish!.part, ...ids("f"), reason: "tool-calls" } });
   }
   await new Promise<void>((r) => out.end(r));

@@ -19,7 +19,12 @@ import { writeCorpus } from "./corpus.js";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const { values } = parseArgs({
   // --bin: another build's bin/oc-exec.js, to compare two builds on the same machine.
-  options: { only: { type: "string" }, pairs: { type: "string", default: "11" }, "corpus-mb": { type: "string", default: "200" }, bin: { type: "string" } },
+  options: {
+    only: { type: "string" },
+    pairs: { type: "string", default: "11" },
+    "corpus-mb": { type: "string", default: "200" },
+    bin: { type: "string" },
+  },
 });
 const BIN = values.bin ?? join(root, "bin", "oc-exec.js");
 // Node parses NODE_EXTRA_CA_CERTS at every start (~80 ms on this VM, where it is set machine-wide):
@@ -34,7 +39,11 @@ const want = (name: string) => !only || only.includes(name);
 type Run = { ms: number; startedAt: number; endedAt: number; peakRss: number; stdoutBytes: number; lines: string[] };
 
 /** Runs a command; measures wall time and the peak RSS of that one process (not its children). */
-function measure(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; keepLines?: boolean; onLine?: (line: string) => void } = {}): Promise<Run> {
+function measure(
+  file: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string; keepLines?: boolean; onLine?: (line: string) => void } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ["pipe", "pipe", "ignore"] });
@@ -60,7 +69,14 @@ function measure(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; 
     child.on("close", () => {
       clearInterval(poll);
       const t1 = performance.now();
-      resolve({ ms: t1 - t0, startedAt: performance.timeOrigin + t0, endedAt: performance.timeOrigin + t1, peakRss: peak, stdoutBytes: bytes, lines });
+      resolve({
+        ms: t1 - t0,
+        startedAt: performance.timeOrigin + t0,
+        endedAt: performance.timeOrigin + t1,
+        peakRss: peak,
+        stdoutBytes: bytes,
+        lines,
+      });
     });
   });
 }
@@ -69,7 +85,8 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const mb = (b: number) => b / 1024 / 1024;
 const f = (n: number, d = 2) => n.toFixed(d);
 const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -79,8 +96,24 @@ async function overhead(): Promise<void> {
   const home = makeHermeticHome(server.url);
   const opencode = bundledBinary()!.path;
   const prompt = "scenario:tool run echo";
-  const bareArgs = buildArgs({ workspace: home.workspace, prompt, title: null, model: null, agent: null, variant: null, thinking: false, session: null, files: [], pure: false });
-  const env = { ...home.env, OPENCODE_AUTO_SHARE: "false", OPENCODE_DISABLE_AUTOUPDATE: "true", OPENCODE_DISABLE_LSP_DOWNLOAD: "true" };
+  const bareArgs = buildArgs({
+    workspace: home.workspace,
+    prompt,
+    title: null,
+    model: null,
+    agent: null,
+    variant: null,
+    thinking: false,
+    session: null,
+    files: [],
+    pure: false,
+  });
+  const env = {
+    ...home.env,
+    OPENCODE_AUTO_SHARE: "false",
+    OPENCODE_DISABLE_AUTOUPDATE: "true",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
+  };
   // oc-exec runs opencode through a bash wrapper that notes (with bash's own clock, no extra
   // process) when opencode starts and ends, so each oc-exec run also tells how much of its wall
   // time was oc-exec's own. opencode's own run time varies by ±15% from turn to turn here, far
@@ -88,12 +121,19 @@ async function overhead(): Promise<void> {
   // against oc-exec.
   const stamps = join(home.root, "opencode-times.log");
   const wrapper = join(home.root, "opencode-timed.sh");
-  writeFileSync(wrapper, `#!/bin/bash\necho "start $EPOCHREALTIME" >> "${stamps}"\n"${opencode}" "$@"\nrc=$?\necho "end $EPOCHREALTIME" >> "${stamps}"\nexit $rc\n`, { mode: 0o755 });
+  writeFileSync(
+    wrapper,
+    `#!/bin/bash\necho "start $EPOCHREALTIME" >> "${stamps}"\n"${opencode}" "$@"\nrc=$?\necho "end $EPOCHREALTIME" >> "${stamps}"\nexit $rc\n`,
+    { mode: 0o755 },
+  );
   const oursEnv = { ...home.env, OC_EXEC_OPENCODE: wrapper };
   const runOurs = async () => {
     writeFileSync(stamps, "");
     const run = await measure(process.execPath, [BIN, "-q", "--dir", home.workspace, prompt], { env: oursEnv });
-    const marks = readFileSync(stamps, "utf8").trim().split("\n").map((l) => l.split(" "));
+    const marks = readFileSync(stamps, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" "));
     const at = (kind: string) => Number(marks.filter(([k]) => k === kind).at(-1)?.[1]) * 1000;
     return { ...run, before: at("start") - run.startedAt, after: run.endedAt - at("end") };
   };
@@ -121,19 +161,29 @@ async function overhead(): Promise<void> {
   home.cleanup();
   // The hermetic env sets OC_EXEC_EXPORT=0: both sides do the same work. (By default, without
   // -m, oc-exec runs `opencode export` afterwards to learn the model: a second opencode start.)
-  out(`overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call; oc-exec without the post-turn export):`);
+  out(
+    `overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call; oc-exec without the post-turn export):`,
+  );
   out(`  bare opencode run --format json   ${f(median(bare), 0)} ms`);
   out(`  oc-exec                           ${f(median(ours), 0)} ms`);
   // Each pair ran back to back, so the machine's drift hits both runs of a pair alike: the
   // median of the pairs' ratios is the figure; the ratio of the medians is shown beside it.
   const pairRatios = ours.map((o, i) => o / bare[i]!);
-  out(`  ratio oc-exec / bare              ${f(median(pairRatios), 3)} median of pair ratios   (target <= 1.03); ratio of medians ${f(median(ours) / median(bare), 3)}`);
-  out(`  each run (ms, in pair order)      bare ${bare.map((x) => f(x, 0)).join(" ")}; oc-exec ${ours.map((x) => f(x, 0)).join(" ")}`);
+  out(
+    `  ratio oc-exec / bare              ${f(median(pairRatios), 3)} median of pair ratios   (target <= 1.03); ratio of medians ${f(median(ours) / median(bare), 3)}`,
+  );
+  out(
+    `  each run (ms, in pair order)      bare ${bare.map((x) => f(x, 0)).join(" ")}; oc-exec ${ours.map((x) => f(x, 0)).join(" ")}`,
+  );
   const [before, after] = [median(own.map((o) => o.before)), median(own.map((o) => o.after))];
-  out(`  oc-exec's own time in its runs    ${f(before, 0)} ms before opencode starts + ${f(after, 0)} ms after it exits (medians) = ${f((100 * (before + after)) / median(bare), 1)}% of the median bare turn`);
+  out(
+    `  oc-exec's own time in its runs    ${f(before, 0)} ms before opencode starts + ${f(after, 0)} ms after it exits (medians) = ${f((100 * (before + after)) / median(bare), 1)}% of the median bare turn`,
+  );
   // The same comparison without opencode's run-to-run variation: each oc-exec run against the
   // opencode run inside it.
-  out(`  ratio oc-exec / its own opencode  ${f(median(own.map((o) => o.ratio)), 3)} median of ${own.length} runs (each run's wall time over that of the opencode it ran)`);
+  out(
+    `  ratio oc-exec / its own opencode  ${f(median(own.map((o) => o.ratio)), 3)} median of ${own.length} runs (each run's wall time over that of the opencode it ran)`,
+  );
   out(`  oc-exec process peak RSS          ${f(mb(Math.max(...rss)), 1)} MB   (target <= 60 MB)`);
 }
 
@@ -149,7 +199,9 @@ async function startup(): Promise<void> {
   }
   out(`start-up (median of ${runs} interleaved runs):`);
   out(`  node -e 0            ${f(median(node), 1)} ms`);
-  out(`  oc-exec --version    ${f(median(version), 1)} ms   ratio ${f(median(version) / median(node))}   (target <= 1.5)`);
+  out(
+    `  oc-exec --version    ${f(median(version), 1)} ms   ratio ${f(median(version) / median(node))}   (target <= 1.5)`,
+  );
   out(`  oc-exec --help       ${f(median(help), 1)} ms   ratio ${f(median(help) / median(node))}   (target <= 1.5)`);
 }
 
@@ -173,14 +225,23 @@ async function throughput(): Promise<void> {
   const big = await corpusFile(Number(values["corpus-mb"]));
   const small = await corpusFile(Math.max(1, Math.round(Number(values["corpus-mb"]) / 10)));
   const producer = `"${process.execPath}" "${FAKE_OPENCODE}"`;
-  const fakeEnv = (corpus: string) => ({ ...process.env, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "corpus", FAKE_CORPUS: corpus, OC_EXEC_EXPORT: "0" });
+  const fakeEnv = (corpus: string) => ({
+    ...process.env,
+    OC_EXEC_OPENCODE: FAKE_OPENCODE,
+    FAKE_OPENCODE_MODE: "corpus",
+    FAKE_CORPUS: corpus,
+    OC_EXEC_EXPORT: "0",
+  });
   const ocExec = (corpus: string) => measure(process.execPath, [BIN, "-q", "x"], { env: fakeEnv(corpus) });
-  const pipeline = (consumer: string) => measure("bash", ["-c", `${producer} < /dev/null | ${consumer} > /dev/null`], { env: fakeEnv(big.path) });
+  const pipeline = (consumer: string) =>
+    measure("bash", ["-c", `${producer} < /dev/null | ${consumer} > /dev/null`], { env: fakeEnv(big.path) });
   const results: Record<string, number[]> = { ocexec: [], node: [], jq: [] };
   const rounds = 3;
   for (let i = 0; i < rounds; i++) {
     results.ocexec!.push((await ocExec(big.path)).ms);
-    results.node!.push((await pipeline(`"${process.execPath}" "${join(root, "test", "bench", "minimal-reader.mjs")}"`)).ms);
+    results.node!.push(
+      (await pipeline(`"${process.execPath}" "${join(root, "test", "bench", "minimal-reader.mjs")}"`)).ms,
+    );
     results.jq!.push((await pipeline("jq -c .")).ms);
   }
   // Peak RSS: the big and the small stream alternately, medians (when V8 gets round to
@@ -195,15 +256,26 @@ async function throughput(): Promise<void> {
   const [rssBig, rssSmall] = [median(rssBigRuns), median(rssSmallRuns)];
   const rate = (ms: number) => mb(big.bytes) / (ms / 1000);
   const [o, n, j] = [median(results.ocexec!), median(results.node!), median(results.jq!)];
-  out(`throughput (${f(mb(big.bytes), 0)} MB, ${big.lines} lines of recorded shapes incl. three 10 MB tool outputs; median of ${rounds}):`);
+  out(
+    `throughput (${f(mb(big.bytes), 0)} MB, ${big.lines} lines of recorded shapes incl. three 10 MB tool outputs; median of ${rounds}):`,
+  );
   out(`  oc-exec               ${f(rate(o), 1)} MB/s   ${f(big.lines / (o / 1000), 0)} lines/s`);
   out(`  minimal node reader   ${f(rate(n), 1)} MB/s   ratio oc-exec/node ${f(n / o)}   (target >= 0.7)`);
   out(`  jq -c .               ${f(rate(j), 1)} MB/s   ratio oc-exec/jq ${f(j / o)}   (target >= 2)`);
-  out(`  peak RSS (median of ${rssRounds}): ${f(mb(rssBig), 1)} MB on ${f(mb(big.bytes), 0)} MB, ${f(mb(rssSmall), 1)} MB on ${f(mb(small.bytes), 0)} MB: ratio ${f(rssBig / rssSmall)}   (target <= 1.2)`);
+  out(
+    `  peak RSS (median of ${rssRounds}): ${f(mb(rssBig), 1)} MB on ${f(mb(big.bytes), 0)} MB, ${f(mb(rssSmall), 1)} MB on ${f(mb(small.bytes), 0)} MB: ratio ${f(rssBig / rssSmall)}   (target <= 1.2)`,
+  );
 }
 
 async function latency(): Promise<void> {
-  const env = { ...process.env, OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "paced", FAKE_LINES: "1000", FAKE_RATE: "1000", OC_EXEC_EXPORT: "0" };
+  const env = {
+    ...process.env,
+    OC_EXEC_OPENCODE: FAKE_OPENCODE,
+    FAKE_OPENCODE_MODE: "paced",
+    FAKE_LINES: "1000",
+    FAKE_RATE: "1000",
+    OC_EXEC_EXPORT: "0",
+  };
   const delaysOf = async (file: string, args: string[]) => {
     const delays: number[] = [];
     await measure(file, args, {
@@ -223,19 +295,32 @@ async function latency(): Promise<void> {
   const runs = 5;
   for (let i = 0; i < runs; i++) {
     oursRuns.push(await delaysOf(process.execPath, [BIN, "-q", "x"]));
-    baseRuns.push(await delaysOf("bash", ["-c", `"${process.execPath}" "${FAKE_OPENCODE}" < /dev/null | "${process.execPath}" "${reader}"`]));
+    baseRuns.push(
+      await delaysOf("bash", [
+        "-c",
+        `"${process.execPath}" "${FAKE_OPENCODE}" < /dev/null | "${process.execPath}" "${reader}"`,
+      ]),
+    );
   }
   // The figures pool every sample; each run's own p99 is printed too, to show how much of the
   // tail one noisy second on a shared machine makes.
   const [ours, base] = [oursRuns.flat(), baseRuns.flat()];
   const eachP99 = (rs: number[][]) => rs.map((r) => f(pct(r, 99), 1)).join(" ");
-  out(`latency (1,000 lines at 1,000 lines/s, opencode write -> event on stdout; ${runs} alternating runs, ${ours.length} samples):`);
-  out(`  oc-exec               p50 ${f(pct(ours, 50))} ms   (target <= 2)   p99 ${f(pct(ours, 99))} ms   (target <= 10)   max ${f(Math.max(...ours))} ms   p99 of each run ${eachP99(oursRuns)}`);
-  out(`  minimal node reader   p50 ${f(pct(base, 50))} ms   p99 ${f(pct(base, 99))} ms   max ${f(Math.max(...base))} ms   p99 of each run ${eachP99(baseRuns)}`);
+  out(
+    `latency (1,000 lines at 1,000 lines/s, opencode write -> event on stdout; ${runs} alternating runs, ${ours.length} samples):`,
+  );
+  out(
+    `  oc-exec               p50 ${f(pct(ours, 50))} ms   (target <= 2)   p99 ${f(pct(ours, 99))} ms   (target <= 10)   max ${f(Math.max(...ours))} ms   p99 of each run ${eachP99(oursRuns)}`,
+  );
+  out(
+    `  minimal node reader   p50 ${f(pct(base, 50))} ms   p99 ${f(pct(base, 99))} ms   max ${f(Math.max(...base))} ms   p99 of each run ${eachP99(baseRuns)}`,
+  );
   out(`  ratio oc-exec/reader  p50 ${f(pct(ours, 50) / pct(base, 50))}   p99 ${f(pct(ours, 99) / pct(base, 99))}`);
 }
 
-out(`oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`);
+out(
+  `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
+);
 if (want("startup")) await startup();
 if (want("latency")) await latency();
 if (want("throughput")) await throughput();

@@ -27,7 +27,9 @@ describe("budgets", () => {
       message: "--max-steps 3 was crossed: the turn used 4; oc-exec stopped it",
       budget: { limit: "steps", max: 3, used: 4 },
     });
-    expect(eventsOf(run, "warning").map((w) => [w.code, w.message])).toEqual([["budget_warning", "--max-steps 3: 3 used, 100% of the limit"]]);
+    expect(eventsOf(run, "warning").map((w) => [w.code, w.message])).toEqual([
+      ["budget_warning", "--max-steps 3: 3 used, 100% of the limit"],
+    ]);
     expect(run.result.steps).toBe(4);
   });
 
@@ -36,11 +38,16 @@ describe("budgets", () => {
     expect(run.code).toBe(6);
     // Each looping step reports 1000 input + 50 output tokens.
     expect(run.result.error).toMatchObject({ budget: { limit: "tokens", max: 2500, used: 3150 } });
-    expect(eventsOf(run, "warning")[0]).toMatchObject({ code: "budget_warning", message: "--max-tokens 2500: 2100 used, 84% of the limit" });
+    expect(eventsOf(run, "warning")[0]).toMatchObject({
+      code: "budget_warning",
+      message: "--max-tokens 2500: 2100 used, 84% of the limit",
+    });
   });
 
   it("--max-cost-usd uses the cost opencode reports per step", async () => {
-    const run = await e2e.run(["-q", "--max-cost-usd", "0.25", "scenario:loop-tools go"], { extraEnv: { OPENCODE_CONFIG_CONTENT: pricedConfig(e2e.server.url) } });
+    const run = await e2e.run(["-q", "--max-cost-usd", "0.25", "scenario:loop-tools go"], {
+      extraEnv: { OPENCODE_CONFIG_CONTENT: pricedConfig(e2e.server.url) },
+    });
     expect(run.code).toBe(6);
     // 1000 input tokens at $100/M + 50 output at $200/M = $0.11 per step: the third step crosses $0.25.
     expect(run.result.error).toMatchObject({ budget: { limit: "cost_usd", max: 0.25, used: 0.33 } });
@@ -54,13 +61,20 @@ describe("oc-exec replay", () => {
     const run = await e2e.run(["replay", "-q", fixture.dir]);
     expect(run.code).toBe(4);
     expect(run.types).toEqual(["run.started", "session.started", "error", "result"]);
-    expect(run.result.error).toEqual({ name: "APIError", message: "Incorrect API key provided: sk-[REDACTED]", status_code: 401, retryable: false });
+    expect(run.result.error).toEqual({
+      name: "APIError",
+      message: "Incorrect API key provided: sk-[REDACTED]",
+      status_code: 401,
+      retryable: false,
+    });
     expect(eventsOf(run, "run.started")[0]!.opencode).toEqual({ path: null, version: "1.18.33" });
   });
 
   it("reads stdout from stdin and stderr from --stderr, with --exit-code", async () => {
     const fixture = loadFixture("1.18.33", "unknown-model")!;
-    const run = await e2e.run(["replay", "-q", "-", "--stderr", join(fixture.dir, "stderr.txt"), "--exit-code", "1"], { stdin: fixture.stdout.toString("utf8") });
+    const run = await e2e.run(["replay", "-q", "-", "--stderr", join(fixture.dir, "stderr.txt"), "--exit-code", "1"], {
+      stdin: fixture.stdout.toString("utf8"),
+    });
     expect(run.code).toBe(5);
     expect(run.result.error!.message).toMatch(/^Model not found: fake\/nope\./);
   });
@@ -84,7 +98,7 @@ describe("oc-exec validate", () => {
 
     const lines = good.stdout.trimEnd().split("\n");
     const result = JSON.parse(lines[1]!);
-    const broken = [lines[0], "not json", JSON.stringify({ ...result, seq: 5, exit_code: 0 })].join("\n") + "\n";
+    const broken = `${[lines[0], "not json", JSON.stringify({ ...result, seq: 5, exit_code: 0 })].join("\n")}\n`;
     writeFileSync(file, broken);
     const bad = await runCliRaw(["validate", "--json", file], { env: e2e.home.env });
     expect(bad.code).toBe(1);

@@ -13,7 +13,16 @@ describe("oc-exec with the real opencode", () => {
     expect(run.code).toBe(0);
     expect(run.types).toEqual(["run.started", "session.started", "step.started", "message", "step.finished", "result"]);
     const [started] = eventsOf(run, "run.started");
-    expect(started).toMatchObject({ seq: 0, session_id: null, schema_version: "1", oc_exec_version: OWN_VERSION, cwd: e2e.home.workspace, model: null, agent: null, resume: null });
+    expect(started).toMatchObject({
+      seq: 0,
+      session_id: null,
+      schema_version: "1",
+      oc_exec_version: OWN_VERSION,
+      cwd: e2e.home.workspace,
+      model: null,
+      agent: null,
+      resume: null,
+    });
     expect(started!.opencode.version).toBe("1.18.33");
     const sessionId = run.events[1]!.session_id;
     expect(sessionId).toMatch(/^ses_/);
@@ -68,8 +77,19 @@ describe("oc-exec with the real opencode", () => {
       [1, "tool-calls", 170],
       [2, "stop", 206],
     ]);
-    expect(run.result.usage).toEqual({ input: 350, output: 26, reasoning: 0, cache_read: 0, cache_write: 0, total: 376 });
-    expect(run.result).toMatchObject({ steps: 2, tools: { total: 1, failed: 0, denied: 0 }, text: "The command printed hi." });
+    expect(run.result.usage).toEqual({
+      input: 350,
+      output: 26,
+      reasoning: 0,
+      cache_read: 0,
+      cache_write: 0,
+      total: 376,
+    });
+    expect(run.result).toMatchObject({
+      steps: 2,
+      tools: { total: 1, failed: 0, denied: 0 },
+      text: "The command printed hi.",
+    });
   });
 
   it("a file-writing tool yields file.changed and result.files_changed", async () => {
@@ -105,7 +125,15 @@ describe("oc-exec with the real opencode", () => {
   it("a stdin pipe that never closes does not hang: a warning, then the turn runs", async () => {
     const run = await e2e.run(["-q", "--stdin-timeout", "1s", "scenario:plain hi"], { stdin: "never" });
     expect(run.code).toBe(0);
-    expect(run.types).toEqual(["run.started", "warning", "session.started", "step.started", "message", "step.finished", "result"]);
+    expect(run.types).toEqual([
+      "run.started",
+      "warning",
+      "session.started",
+      "step.started",
+      "message",
+      "step.finished",
+      "result",
+    ]);
     expect(eventsOf(run, "warning")[0]).toMatchObject({ code: "stdin_timeout" });
     expect(eventsOf(run, "warning")[0]!.message).toContain("--stdin-timeout 1s");
     expect(run.result.stream.warnings).toBe(1);
@@ -128,6 +156,6 @@ describe("oc-exec with the real opencode", () => {
     expect(lines.some((l) => /^✓ bash {2}echo hi {2}\d/.test(l))).toBe(true);
     expect(lines).toContain("step 1 finished (tool-calls) · 170 tokens · $0");
     expect(lines).toContain("✔ success (exit 0)");
-    expect(run.stderr).not.toMatch(/\u001b\[/);
+    expect(run.stderr).not.toContain("\u001b[");
   });
 });

@@ -11,7 +11,11 @@ import { bundledBinary } from "../../src/opencode/locate.js";
 const e2e = useE2E();
 
 function sessionIds(): string[] {
-  const out = execFileSync(bundledBinary()!.path, ["session", "list", "--format", "json"], { env: e2e.home.env, cwd: e2e.home.workspace, encoding: "utf8" });
+  const out = execFileSync(bundledBinary()!.path, ["session", "list", "--format", "json"], {
+    env: e2e.home.env,
+    cwd: e2e.home.workspace,
+    encoding: "utf8",
+  });
   return out.trim() === "" ? [] : (JSON.parse(out) as { id: string }[]).map((s) => s.id);
 }
 
@@ -107,14 +111,24 @@ describe("output", () => {
 
   it("--output-schema: the model is told, the JSON is extracted and validated into structured_output", async () => {
     const schemaFile = join(e2e.home.root, "answer.schema.json");
-    writeFileSync(schemaFile, JSON.stringify({ type: "object", required: ["answer"], properties: { answer: { type: "number" }, files: { type: "array", items: { type: "string" } } } }));
+    writeFileSync(
+      schemaFile,
+      JSON.stringify({
+        type: "object",
+        required: ["answer"],
+        properties: { answer: { type: "number" }, files: { type: "array", items: { type: "string" } } },
+      }),
+    );
     const ok = await e2e.run(["-q", "--output-schema", schemaFile, "scenario:json what is it"]);
     expect(ok.code).toBe(0);
     expect(ok.result.structured_output).toEqual({ answer: 42, files: ["a.ts"] });
     expect(e2e.requestsFor("scenario:json what is it").at(-1)!.userText).toContain('"required": [\n    "answer"\n  ]');
     const bad = await e2e.run(["-q", "--output-schema", schemaFile, "scenario:json-bad what is it"]);
     expect(bad.code).toBe(1);
-    expect(bad.result.error).toMatchObject({ name: "StructuredOutputError", message: "the final message does not match --output-schema: /answer must be number" });
+    expect(bad.result.error).toMatchObject({
+      name: "StructuredOutputError",
+      message: "the final message does not match --output-schema: /answer must be number",
+    });
     expect(bad.result.structured_output).toBeUndefined();
   });
 
@@ -144,11 +158,15 @@ describe("configuration and model", () => {
   it("--mcp adds a local MCP server to the merged config, without touching the workspace", async () => {
     const record = join(e2e.home.root, "record-mcp.json");
     const ws = e2e.workspace();
-    await e2e.run(["-q", "--dir", ws, "--mcp", 'files=npx -y "@scope/server fs" /tmp', "x"], { extraEnv: { OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_RECORD: record } });
+    await e2e.run(["-q", "--dir", ws, "--mcp", 'files=npx -y "@scope/server fs" /tmp', "x"], {
+      extraEnv: { OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_RECORD: record },
+    });
     const seen = JSON.parse(readFileSync(record, "utf8")) as { env: Record<string, string> };
     const config = JSON.parse(seen.env.OPENCODE_CONFIG_CONTENT!) as { provider: object; mcp: object };
     expect(config.provider).toHaveProperty("fake");
-    expect(config.mcp).toEqual({ files: { type: "local", command: ["npx", "-y", "@scope/server fs", "/tmp"], enabled: true } });
+    expect(config.mcp).toEqual({
+      files: { type: "local", command: ["npx", "-y", "@scope/server fs", "/tmp"], enabled: true },
+    });
     expect(existsSync(join(ws, "opencode.json"))).toBe(false);
   });
 
@@ -157,9 +175,13 @@ describe("configuration and model", () => {
     expect(exported.result.model).toBe("fake/fake-model");
     const skipped = await e2e.run(["-q", "--no-export", "scenario:plain hi"], { extraEnv: { OC_EXEC_EXPORT: "1" } });
     expect(skipped.result.model).toBeNull();
-    const failing = await e2e.run(["-q", "x"], { extraEnv: { OC_EXEC_EXPORT: "1", OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "ok" } });
+    const failing = await e2e.run(["-q", "x"], {
+      extraEnv: { OC_EXEC_EXPORT: "1", OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "ok" },
+    });
     expect(failing.code).toBe(0);
-    expect(eventsOf(failing, "warning")).toMatchObject([{ code: "export_failed", message: expect.stringContaining("Session not found") }]);
+    expect(eventsOf(failing, "warning")).toMatchObject([
+      { code: "export_failed", message: expect.stringContaining("Session not found") },
+    ]);
   });
 });
 

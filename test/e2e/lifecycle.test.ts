@@ -12,14 +12,22 @@ import { BIN, eventsOf } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 
 const e2e = useE2E();
-const fake = (mode: string, extra: Record<string, string> = {}) => ({ OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: mode, ...extra });
+const fake = (mode: string, extra: Record<string, string> = {}) => ({
+  OC_EXEC_OPENCODE: FAKE_OPENCODE,
+  FAKE_OPENCODE_MODE: mode,
+  ...extra,
+});
 
 describe("signals", () => {
   it("SIGINT to oc-exec kills the real opencode and the bash tool's `sleep 300`; result interrupted, 130", async () => {
     let sleeper = 0;
     const run = await e2e.run(["-q", "--kill-after", "2s", "scenario:sleep-tool sleep"], {
       onSpawn: (child) => {
-        void waitFor(() => descendants(child.pid!).find((p) => p.cmdline === "sleep 300"), 60_000, "the bash tool's sleep 300").then((p) => {
+        void waitFor(
+          () => descendants(child.pid!).find((p) => p.cmdline === "sleep 300"),
+          60_000,
+          "the bash tool's sleep 300",
+        ).then((p) => {
           sleeper = p.pid;
           child.kill("SIGINT");
         });
@@ -27,7 +35,11 @@ describe("signals", () => {
     });
     expect(sleeper).toBeGreaterThan(0);
     expect(run.code).toBe(130);
-    expect(run.result).toMatchObject({ class: "interrupted", exit_code: 130, error: { name: "Interrupted", message: "oc-exec received SIGINT and stopped the turn" } });
+    expect(run.result).toMatchObject({
+      class: "interrupted",
+      exit_code: 130,
+      error: { name: "Interrupted", message: "oc-exec received SIGINT and stopped the turn" },
+    });
     expect(isAlive(sleeper)).toBe(false);
   });
 
@@ -40,7 +52,8 @@ describe("signals", () => {
     const run = await e2e.run(["-q", "--kill-after", "1s", "x"], {
       extraEnv: fake("hang", { FAKE_CHILD_PIDFILE: pidfile }),
       onStdout: (text, child) => {
-        if (text.includes('"step.started"')) void waitFor(() => readFileSafe(pidfile), 10_000, "pidfile").then(() => child.kill(signal));
+        if (text.includes('"step.started"'))
+          void waitFor(() => readFileSafe(pidfile), 10_000, "pidfile").then(() => child.kill(signal));
       },
     });
     expect(run.code).toBe(code);
@@ -90,11 +103,15 @@ describe("timeouts", () => {
     const run = await e2e.run(["-q", "--startup-timeout", "1500ms", "x"], { extraEnv: fake("mute") });
     expect(run.code).toBe(124);
     expect(run.result.error).toMatchObject({ timeout: { kind: "startup", ms: 1500 } });
-    expect(run.result.error!.message).toBe("the start-up timeout (--startup-timeout): no JSON event from opencode of 1500ms fired; oc-exec stopped the turn");
+    expect(run.result.error!.message).toBe(
+      "the start-up timeout (--startup-timeout): no JSON event from opencode of 1500ms fired; oc-exec stopped the turn",
+    );
   });
 
   it("plain-text lines before the first JSON event count as signs of life", async () => {
-    const run = await e2e.run(["-q", "--startup-timeout", "2s", "--timeout", "5s", "x"], { extraEnv: fake("mute", { FAKE_SIGN_OF_LIFE_MS: "100" }) });
+    const run = await e2e.run(["-q", "--startup-timeout", "2s", "--timeout", "5s", "x"], {
+      extraEnv: fake("mute", { FAKE_SIGN_OF_LIFE_MS: "100" }),
+    });
     expect(run.code).toBe(124);
     expect(run.result.error).toMatchObject({ timeout: { kind: "turn", ms: 5000 } });
     expect(eventsOf(run, "warning").length).toBeGreaterThan(5);
@@ -111,14 +128,20 @@ describe("timeouts", () => {
 describe("the reader goes away", () => {
   it("oc-exec ... | head -1: stops the turn, exits quietly with no stack trace", async () => {
     const out = await new Promise<{ head: string; status: string; stderr: string }>((resolve) => {
-      const child = spawn("bash", ["-c", `"${process.execPath}" "${BIN}" -q x | head -1; echo "status=\${PIPESTATUS[0]}" >&2`], {
-        env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "200", FAKE_DELAY_MS: "20" }) },
-      });
+      const child = spawn(
+        "bash",
+        ["-c", `"${process.execPath}" "${BIN}" -q x | head -1; echo "status=\${PIPESTATUS[0]}" >&2`],
+        {
+          env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "200", FAKE_DELAY_MS: "20" }) },
+        },
+      );
       let head = "";
       let stderr = "";
       child.stdout.on("data", (d) => (head += d));
       child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", () => resolve({ head, status: /status=(\d+)/.exec(stderr)?.[1] ?? "?", stderr: stderr.replace(/status=\d+\n/, "") }));
+      child.on("close", () =>
+        resolve({ head, status: /status=(\d+)/.exec(stderr)?.[1] ?? "?", stderr: stderr.replace(/status=\d+\n/, "") }),
+      );
     });
     expect(JSON.parse(out.head).type).toBe("run.started");
     expect(out.status).toBe("141");
@@ -128,15 +151,25 @@ describe("the reader goes away", () => {
   it("oc-exec ... 2>&1 >file | head -1: progress has nowhere to go, the turn still ends with its result and exit status", async () => {
     const file = join(e2e.home.root, "stderr-gone.jsonl");
     const status = await new Promise<string>((resolve) => {
-      const child = spawn("bash", ["-c", `"${process.execPath}" "${BIN}" x 2>&1 >"${file}" | head -1 >/dev/null; echo "status=\${PIPESTATUS[0]}"`], {
-        env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "50", FAKE_DELAY_MS: "20" }) },
-      });
+      const child = spawn(
+        "bash",
+        [
+          "-c",
+          `"${process.execPath}" "${BIN}" x 2>&1 >"${file}" | head -1 >/dev/null; echo "status=\${PIPESTATUS[0]}"`,
+        ],
+        {
+          env: { ...e2e.home.env, ...fake("steps", { FAKE_STEPS: "50", FAKE_DELAY_MS: "20" }) },
+        },
+      );
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.on("close", () => resolve(/status=(\d+)/.exec(out)?.[1] ?? "?"));
     });
     expect(status).toBe("0");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; class?: string; steps?: number });
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; class?: string; steps?: number });
     expect(lines.at(-1)).toMatchObject({ type: "result", class: "success", steps: 50 });
   });
 });
@@ -184,9 +217,13 @@ describe("hostile output on opencode's stdout", () => {
       "unknown_event",
       "line_too_long",
     ]);
-    expect(warnings[8]!.message).toMatch(/^opencode printed a line of 209715234 bytes on stdout, over the 16777216-byte limit; it was skipped/);
+    expect(warnings[8]!.message).toMatch(
+      /^opencode printed a line of 209715234 bytes on stdout, over the 16777216-byte limit; it was skipped/,
+    );
     expect(eventsOf(run, "message").map((m) => m.text)).toEqual(["\ufffd\ufffd", "after the huge line", "last words"]);
-    expect(run.result.permission_denials).toEqual([{ permission: "bash", pattern: "rm -rf /", tool: null, call_id: null }]);
+    expect(run.result.permission_denials).toEqual([
+      { permission: "bash", pattern: "rm -rf /", tool: null, call_id: null },
+    ]);
     expect(run.result.stream).toEqual({ json_lines: 8, other_lines: 7, blank_lines: 3, warnings: 9 });
     expect(run.result.text).toBe("last words");
     // Memory stays bounded: a 200 MB line costs at most the 16 MiB line limit, not 200 MB.
@@ -220,7 +257,14 @@ describe("a reader slower than opencode", () => {
     const [, lines, done] = readFileSync(progress, "utf8").split(" ");
     expect(done).toBe("done");
     const events = checkStream(stdout);
-    expect(events.map((e) => e.type)).toEqual(["run.started", "session.started", "step.started", ...Array(Number(lines)).fill("message"), "step.finished", "result"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "run.started",
+      "session.started",
+      "step.started",
+      ...Array(Number(lines)).fill("message"),
+      "step.finished",
+      "result",
+    ]);
     expect((events.at(-1) as ResultEvent).class).toBe("success");
   });
 });
@@ -236,9 +280,27 @@ describe("huge tool output", () => {
       },
     });
     expect(run.code).toBe(0);
-    expect(run.types).toEqual(["run.started", "session.started", "step.started", "tool", "step.finished", "step.started", "message", "step.finished", "result"]);
+    expect(run.types).toEqual([
+      "run.started",
+      "session.started",
+      "step.started",
+      "tool",
+      "step.finished",
+      "step.started",
+      "message",
+      "step.finished",
+      "result",
+    ]);
     const [tool] = eventsOf(run, "tool");
-    expect(tool).toMatchObject({ call_id: "call_big", tool: "bash", status: "completed", output: "o".repeat(64 * 1024), output_truncated: true, title: "cat big.log", duration_ms: 500 });
+    expect(tool).toMatchObject({
+      call_id: "call_big",
+      tool: "bash",
+      status: "completed",
+      output: "o".repeat(64 * 1024),
+      output_truncated: true,
+      title: "cat big.log",
+      duration_ms: 500,
+    });
     // The line oc-exec parsed was shortened, so it is not passed off as opencode's raw line.
     expect(tool).not.toHaveProperty("raw");
     expect(eventsOf(run, "message")[0]).toHaveProperty("raw");

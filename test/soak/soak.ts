@@ -34,7 +34,8 @@ for (let i = 0; i < turns; i++) {
     if (event.type === "result") cls = event.class;
   }
   classes.set(cls, (classes.get(cls) ?? 0) + 1);
-  if ((i + 1) % 20 === 0) process.stderr.write(`soak: ${i + 1}/${turns} turns, rss ${mb(process.memoryUsage().rss)}, fds ${fds()}\n`);
+  if ((i + 1) % 20 === 0)
+    process.stderr.write(`soak: ${i + 1}/${turns} turns, rss ${mb(process.memoryUsage().rss)}, fds ${fds()}\n`);
 }
 global.gc?.();
 await new Promise((r) => setTimeout(r, 500));

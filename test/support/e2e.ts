@@ -12,7 +12,10 @@ export type E2E = {
   /** A fresh empty workspace directory inside the throwaway HOME. */
   workspace(): string;
   run(args: string[], options?: Partial<CliOptions> & { extraEnv?: Record<string, string> }): ReturnType<typeof runCli>;
-  runRaw(args: string[], options?: Partial<CliOptions> & { extraEnv?: Record<string, string> }): ReturnType<typeof runCliRaw>;
+  runRaw(
+    args: string[],
+    options?: Partial<CliOptions> & { extraEnv?: Record<string, string> },
+  ): ReturnType<typeof runCliRaw>;
   /** The requests the model server got whose first user message contains `marker`. */
   requestsFor(marker: string): ModelServer["requests"];
 };

@@ -14,7 +14,10 @@ import { spawn } from "node:child_process";
 
 const env = process.env;
 const fixture = env.FAKE_OPENCODE_FIXTURE;
-const meta = fixture && existsSync(join(fixture, "meta.json")) ? JSON.parse(readFileSync(join(fixture, "meta.json"), "utf8")) : null;
+const meta =
+  fixture && existsSync(join(fixture, "meta.json"))
+    ? JSON.parse(readFileSync(join(fixture, "meta.json"), "utf8"))
+    : null;
 
 if (process.argv.includes("--version")) {
   process.stdout.write(`${env.FAKE_OPENCODE_VERSION ?? meta?.opencode_version ?? "1.18.33"}\n`);
@@ -23,8 +26,30 @@ if (process.argv.includes("--version")) {
 
 if (process.argv.includes("--help")) {
   // The flags of 1.18.33's `opencode run --help`, for feature detection of untested versions.
-  const flags = ["--print-logs", "--log-level", "--pure", "--command", "--continue", "--session", "--fork", "--share", "--model", "--agent", "--format", "--file", "--title", "--attach", "--dir", "--port", "--variant", "--thinking", "--auto"];
-  process.stdout.write(`opencode run [message..]\n\nOptions:\n${flags.map((f) => `      ${f}  description`).join("\n")}\n`);
+  const flags = [
+    "--print-logs",
+    "--log-level",
+    "--pure",
+    "--command",
+    "--continue",
+    "--session",
+    "--fork",
+    "--share",
+    "--model",
+    "--agent",
+    "--format",
+    "--file",
+    "--title",
+    "--attach",
+    "--dir",
+    "--port",
+    "--variant",
+    "--thinking",
+    "--auto",
+  ];
+  process.stdout.write(
+    `opencode run [message..]\n\nOptions:\n${flags.map((f) => `      ${f}  description`).join("\n")}\n`,
+  );
   process.exit(0);
 }
 
@@ -37,11 +62,22 @@ if (process.argv[2] === "export" || process.argv[2] === "session") {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const write = (stream, text) => new Promise((r) => (stream.write(text) ? r() : stream.once("drain", r)));
 const sid = "ses_fake0000000000000000000001";
-const ev = (type, rest) => JSON.stringify({ type, timestamp: Date.now(), sessionID: sid, ...rest }) + "\n";
-const stepStart = () => ev("step_start", { part: { id: "prt_1", messageID: "msg_1", sessionID: sid, type: "step-start" } });
+const ev = (type, rest) => `${JSON.stringify({ type, timestamp: Date.now(), sessionID: sid, ...rest })}\n`;
+const stepStart = () =>
+  ev("step_start", { part: { id: "prt_1", messageID: "msg_1", sessionID: sid, type: "step-start" } });
 const text = (t) => ev("text", { part: { id: "prt_2", messageID: "msg_1", sessionID: sid, type: "text", text: t } });
 const stepFinish = (reason = "stop") =>
-  ev("step_finish", { part: { id: "prt_3", messageID: "msg_1", sessionID: sid, type: "step-finish", reason, tokens: { total: 15, input: 10, output: 5, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0.001 } });
+  ev("step_finish", {
+    part: {
+      id: "prt_3",
+      messageID: "msg_1",
+      sessionID: sid,
+      type: "step-finish",
+      reason,
+      tokens: { total: 15, input: 10, output: 5, reasoning: 0, cache: { read: 0, write: 0 } },
+      cost: 0.001,
+    },
+  });
 
 async function readStdin() {
   const parts = [];
@@ -96,17 +132,27 @@ const MODES = {
     await write(process.stdout, ev("text", {}));
     await write(process.stdout, ev("tool_use", { part: { tool: 5 } }));
     await write(process.stdout, ev("brand_new_event", { part: {} }));
-    await write(process.stdout, Buffer.from([0x7b, 0x22, 0x74, 0x79, 0x70, 0x65, 0x22, 0x3a, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x2c, 0x22, 0x70, 0x61, 0x72, 0x74, 0x22, 0x3a, 0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x7d, 0x0a]));
+    await write(
+      process.stdout,
+      Buffer.from([
+        0x7b, 0x22, 0x74, 0x79, 0x70, 0x65, 0x22, 0x3a, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x2c, 0x22, 0x70, 0x61,
+        0x72, 0x74, 0x22, 0x3a, 0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x7d,
+        0x0a,
+      ]),
+    );
     // A line far over the limit, written in pieces.
     const piece = Buffer.alloc(1024 * 1024, 0x61);
     await write(process.stdout, '{"type":"text","part":{"text":"');
     for (let n = 0; n < huge; n += piece.length) await write(process.stdout, piece);
     await write(process.stdout, '"}}\n');
-    await write(process.stdout, text("after the huge line") + "\r\n");
+    await write(process.stdout, `${text("after the huge line")}\r\n`);
     await write(process.stdout, "! permission requested: bash (rm -rf /); auto-rejecting\n");
     await write(process.stdout, stepFinish());
     // The last line has no newline.
-    await write(process.stdout, ev("text", { part: { id: "p9", messageID: "msg_2", type: "text", text: "last words" } }).trimEnd());
+    await write(
+      process.stdout,
+      ev("text", { part: { id: "p9", messageID: "msg_2", type: "text", text: "last words" } }).trimEnd(),
+    );
   },
   // Prints one event, then hangs with its tool child running.
   async hang() {
@@ -142,7 +188,9 @@ const MODES = {
   // Streams a recorded-shape corpus file as fast as the reader takes it (throughput benchmark).
   async corpus() {
     const { createReadStream } = await import("node:fs");
-    await new Promise((resolve, reject) => createReadStream(env.FAKE_CORPUS).on("error", reject).on("end", resolve).pipe(process.stdout, { end: false }));
+    await new Promise((resolve, reject) =>
+      createReadStream(env.FAKE_CORPUS).on("error", reject).on("end", resolve).pipe(process.stdout, { end: false }),
+    );
   },
   // FAKE_FLOOD_MB of 8 KB text events as fast as the reader takes them; after each megabyte the
   // bytes written so far go to FAKE_PROGRESS (to see whether a slow reader holds it back), and
@@ -172,8 +220,28 @@ const MODES = {
   async "big-tool"() {
     const output = "o".repeat(Number(env.FAKE_OUTPUT_MB ?? 10) * 1024 * 1024);
     await write(process.stdout, stepStart());
-    const state = { status: "completed", input: { command: "cat big.log" }, output, title: "cat big.log", metadata: { output, exit: 0, truncated: false }, time: { start: 1000, end: 1500 } };
-    await write(process.stdout, ev("tool_use", { part: { id: "prt_t", messageID: "msg_1", sessionID: sid, type: "tool", callID: "call_big", tool: "bash", state } }));
+    const state = {
+      status: "completed",
+      input: { command: "cat big.log" },
+      output,
+      title: "cat big.log",
+      metadata: { output, exit: 0, truncated: false },
+      time: { start: 1000, end: 1500 },
+    };
+    await write(
+      process.stdout,
+      ev("tool_use", {
+        part: {
+          id: "prt_t",
+          messageID: "msg_1",
+          sessionID: sid,
+          type: "tool",
+          callID: "call_big",
+          tool: "bash",
+          state,
+        },
+      }),
+    );
     await write(process.stdout, stepFinish("tool-calls"));
     await write(process.stdout, stepStart());
     await write(process.stdout, text("The log is long."));
@@ -200,12 +268,23 @@ const MODES = {
   // One opencode error line (FAKE_ERROR_NAME, FAKE_ERROR_DATA as JSON), then exit 1.
   async "error-line"() {
     await write(process.stdout, stepStart());
-    await write(process.stdout, ev("error", { error: { name: env.FAKE_ERROR_NAME, data: JSON.parse(env.FAKE_ERROR_DATA ?? "{}") } }));
+    await write(
+      process.stdout,
+      ev("error", { error: { name: env.FAKE_ERROR_NAME, data: JSON.parse(env.FAKE_ERROR_DATA ?? "{}") } }),
+    );
     process.exitCode = Number(env.FAKE_EXIT ?? 1);
   },
   // The 2.x error shape.
   async "v2-error"() {
-    await write(process.stdout, JSON.stringify({ type: "error", timestamp: Date.now(), sessionID: sid, error: { type: "ContextOverflowError", message: "prompt is too long" } }) + "\n");
+    await write(
+      process.stdout,
+      `${JSON.stringify({
+        type: "error",
+        timestamp: Date.now(),
+        sessionID: sid,
+        error: { type: "ContextOverflowError", message: "prompt is too long" },
+      })}\n`,
+    );
     process.exitCode = 1;
   },
 };
@@ -213,6 +292,13 @@ const MODES = {
 const mode = env.FAKE_OPENCODE_MODE ?? (fixture ? "replay" : "ok");
 const stdin = await readStdin();
 if (env.FAKE_OPENCODE_RECORD) {
-  writeFileSync(env.FAKE_OPENCODE_RECORD, JSON.stringify({ argv: process.argv.slice(2), stdin, env: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("OPENCODE_"))) }));
+  writeFileSync(
+    env.FAKE_OPENCODE_RECORD,
+    JSON.stringify({
+      argv: process.argv.slice(2),
+      stdin,
+      env: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("OPENCODE_"))),
+    }),
+  );
 }
 await MODES[mode]();

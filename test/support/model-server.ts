@@ -5,7 +5,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 
 export type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string };
-export type ChatRequest = { model?: string; messages: ChatMessage[]; stream?: boolean; tools?: { function?: { name?: string } }[] };
+export type ChatRequest = {
+  model?: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  tools?: { function?: { name?: string } }[];
+};
 
 export type RecordedRequest = { scenario: string; body: ChatRequest; userText: string };
 
@@ -22,7 +27,9 @@ type Usage = { prompt_tokens: number; completion_tokens: number };
 export function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
-    return content.map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+    return content
+      .map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : ""))
+      .join("");
   }
   return "";
 }
@@ -50,7 +57,11 @@ export function scriptedReply(body: ChatRequest): Reply {
   const text = firstUserText(body);
   switch (scenario) {
     case "plain":
-      return { kind: "text", text: "Hello from the scripted model.", usage: { prompt_tokens: 120, completion_tokens: 8 } };
+      return {
+        kind: "text",
+        text: "Hello from the scripted model.",
+        usage: { prompt_tokens: 120, completion_tokens: 8 },
+      };
     case "echo-length":
       // Proves the whole prompt arrived: answers with its length in characters and its last 20 chars.
       return { kind: "text", text: `received ${text.length} chars ending ${JSON.stringify(text.slice(-20))}` };
@@ -59,7 +70,11 @@ export function scriptedReply(body: ChatRequest): Reply {
     case "tool":
       return done
         ? { kind: "text", text: "The command printed hi.", usage: { prompt_tokens: 200, completion_tokens: 6 } }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo hi", description: "Print hi" } }], usage: { prompt_tokens: 150, completion_tokens: 20 } };
+        : {
+            kind: "tool",
+            calls: [{ name: "bash", args: { command: "echo hi", description: "Print hi" } }],
+            usage: { prompt_tokens: 150, completion_tokens: 20 },
+          };
     case "write":
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
@@ -71,10 +86,19 @@ export function scriptedReply(body: ChatRequest): Reply {
     case "sleep-tool":
       return done
         ? { kind: "text", text: "Slept." }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: "sleep 300", description: "Sleep a long time", timeout: 600000 } }] };
+        : {
+            kind: "tool",
+            calls: [
+              { name: "bash", args: { command: "sleep 300", description: "Sleep a long time", timeout: 600000 } },
+            ],
+          };
     case "loop-tools":
       // An agent that never stops calling tools: what budgets exist for.
-      return { kind: "tool", calls: [{ name: "bash", args: { command: `echo step ${results.length}`, description: "Loop" } }], usage: { prompt_tokens: 1000, completion_tokens: 50 } };
+      return {
+        kind: "tool",
+        calls: [{ name: "bash", args: { command: `echo step ${results.length}`, description: "Loop" } }],
+        usage: { prompt_tokens: 1000, completion_tokens: 50 },
+      };
     case "json":
       return { kind: "text", text: 'Here it is:\n```json\n{"answer": 42, "files": ["a.ts"]}\n```' };
     case "json-bad":
@@ -82,11 +106,37 @@ export function scriptedReply(body: ChatRequest): Reply {
     case "length":
       return { kind: "text", text: "This answer was cut", finish: "length" };
     case "http-401":
-      return { kind: "http", status: 401, body: { error: { message: "Incorrect API key provided: sk-test-abcdefghijklmnopqrstuvwxyz123456", type: "invalid_request_error", code: "invalid_api_key" } } };
+      return {
+        kind: "http",
+        status: 401,
+        body: {
+          error: {
+            message: "Incorrect API key provided: sk-test-abcdefghijklmnopqrstuvwxyz123456",
+            type: "invalid_request_error",
+            code: "invalid_api_key",
+          },
+        },
+      };
     case "http-429":
-      return { kind: "http", status: 429, headers: { "retry-after": "1" }, body: { error: { message: "Rate limit reached", type: "rate_limit_error" } } };
+      return {
+        kind: "http",
+        status: 429,
+        headers: { "retry-after": "1" },
+        body: { error: { message: "Rate limit reached", type: "rate_limit_error" } },
+      };
     case "context-overflow":
-      return { kind: "http", status: 400, body: { error: { message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.", type: "invalid_request_error", code: "context_length_exceeded" } } };
+      return {
+        kind: "http",
+        status: 400,
+        body: {
+          error: {
+            message:
+              "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.",
+            type: "invalid_request_error",
+            code: "context_length_exceeded",
+          },
+        },
+      };
     case "slow":
       return { kind: "text", text: "Finally.", delayMs: 30_000 };
     case "hang":
@@ -123,7 +173,9 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
   const server = createServer(async (req, res) => {
     if (req.method === "GET" && req.url?.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model", owned_by: "oc-exec-tests" }] }));
+      res.end(
+        JSON.stringify({ object: "list", data: [{ id: "fake-model", object: "model", owned_by: "oc-exec-tests" }] }),
+      );
       return;
     }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
@@ -158,7 +210,12 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
       res.write(chunk(id, { content: reply.text.slice(0, mid) }, null));
       res.write(chunk(id, { content: reply.text.slice(mid) }, null));
       res.write(chunk(id, {}, reply.finish ?? "stop"));
-      res.write(chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]'));
+      res.write(
+        chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(
+          /"choices":\[[^\]]*\]/,
+          '"choices":[]',
+        ),
+      );
       res.end("data: [DONE]\n\n");
       return;
     }
@@ -167,11 +224,29 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
     const turn = body.messages.filter((m) => m.role === "assistant").length + 1;
     reply.calls.forEach((call, index) => {
       res.write(
-        chunk(id, { tool_calls: [{ index, id: `call_${turn}_${index}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] }, null),
+        chunk(
+          id,
+          {
+            tool_calls: [
+              {
+                index,
+                id: `call_${turn}_${index}`,
+                type: "function",
+                function: { name: call.name, arguments: JSON.stringify(call.args) },
+              },
+            ],
+          },
+          null,
+        ),
       );
     });
     res.write(chunk(id, {}, "tool_calls"));
-    res.write(chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(/"choices":\[[^\]]*\]/, '"choices":[]'));
+    res.write(
+      chunk(id, {}, null, reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 }).replace(
+        /"choices":\[[^\]]*\]/,
+        '"choices":[]',
+      ),
+    );
     res.end("data: [DONE]\n\n");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

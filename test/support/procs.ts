@@ -50,7 +50,11 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export async function waitFor<T>(probe: () => T | null | undefined | false, timeoutMs: number, what: string): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | null | undefined | false,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();

@@ -9,7 +9,13 @@ export function replayStreams(
   stdout: string | Buffer,
   stderr: string | Buffer,
   end: Partial<TurnEnd> & { exitCode?: number | null; signal?: string | null } = {},
-  options: { workspace?: string; resume?: string | null; maxOutputBytes?: number; maxLineBytes?: number; stderrFirst?: boolean } = {},
+  options: {
+    workspace?: string;
+    resume?: string | null;
+    maxOutputBytes?: number;
+    maxLineBytes?: number;
+    stderrFirst?: boolean;
+  } = {},
 ): Replayed {
   let now = Date.UTC(2026, 0, 1);
   const { exitCode, signal, ...turnEnd } = end;

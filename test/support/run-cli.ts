@@ -7,7 +7,9 @@ import { checkStream } from "./schema-check.js";
 
 export const BIN = fileURLToPath(new URL("../../bin/oc-exec.js", import.meta.url));
 /** oc-exec's version as package.json has it: what --version and run.started must report. */
-export const OWN_VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const OWN_VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 export type CliRun = {
   code: number | null;
@@ -33,7 +35,11 @@ export type CliOptions = {
 
 export function runCliRaw(args: string[], options: CliOptions): Promise<Omit<CliRun, "events" | "result" | "types">> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: options.env,
+      cwd: options.cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");
@@ -71,6 +77,9 @@ export function parseLines(stdout: string): OcEvent[] {
     .map((l) => JSON.parse(l) as OcEvent);
 }
 
-export function eventsOf<T extends OcEvent["type"]>(run: { events: OcEvent[] }, type: T): Extract<OcEvent, { type: T }>[] {
+export function eventsOf<T extends OcEvent["type"]>(
+  run: { events: OcEvent[] },
+  type: T,
+): Extract<OcEvent, { type: T }>[] {
   return run.events.filter((e): e is Extract<OcEvent, { type: T }> => e.type === type);
 }

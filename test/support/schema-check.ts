@@ -5,7 +5,9 @@ import { createRequire } from "node:module";
 import { validateStream } from "../../src/events/validate-stream.js";
 import type { OcEvent } from "../../src/events/schema.js";
 
-const schema = JSON.parse(readFileSync(new URL("../../schemas/oc-exec-events.schema.json", import.meta.url), "utf8")) as object;
+const schema = JSON.parse(
+  readFileSync(new URL("../../schemas/oc-exec-events.schema.json", import.meta.url), "utf8"),
+) as object;
 // ajv and ajv-formats are CommonJS; require() sidesteps their default-export interop under NodeNext.
 const require = createRequire(import.meta.url);
 const Ajv2020 = (require("ajv/dist/2020") as { default: typeof import("ajv").default }).default;
@@ -16,13 +18,19 @@ const validate = ajv.compile(schema);
 
 export function checkStream(stdout: string): OcEvent[] {
   const lines = stdout.split("\n");
-  if (lines[lines.length - 1] !== "") throw new Error(`stdout does not end with a newline: ${JSON.stringify(stdout.slice(-200))}`);
+  if (lines[lines.length - 1] !== "")
+    throw new Error(`stdout does not end with a newline: ${JSON.stringify(stdout.slice(-200))}`);
   for (const [i, line] of lines.slice(0, -1).entries()) {
     if (!validate(JSON.parse(line))) {
-      throw new Error(`line ${i + 1} fails the published JSON Schema (ajv): ${ajv.errorsText(validate.errors)}\n${line}`);
+      throw new Error(
+        `line ${i + 1} fails the published JSON Schema (ajv): ${ajv.errorsText(validate.errors)}\n${line}`,
+      );
     }
   }
   const { events, problems } = validateStream(lines);
-  if (problems.length > 0) throw new Error(`stream contract broken:\n${problems.map((p) => `line ${p.line}: ${p.message}`).join("\n")}\n${stdout}`);
+  if (problems.length > 0)
+    throw new Error(
+      `stream contract broken:\n${problems.map((p) => `line ${p.line}: ${p.message}`).join("\n")}\n${stdout}`,
+    );
   return events;
 }

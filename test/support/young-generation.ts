@@ -8,7 +8,8 @@ if (process.argv[2] === "cap") capYoungGeneration();
 const recent: unknown[] = new Array(2000);
 let n = 0;
 for (let chunk = 0; chunk < 400; chunk++) {
-  for (let k = 0; k < 500; k++, n++) recent[n % recent.length] = JSON.parse(JSON.stringify({ type: "text", text: "x".repeat(200), n }));
+  for (let k = 0; k < 500; k++, n++)
+    recent[n % recent.length] = JSON.parse(JSON.stringify({ type: "text", text: "x".repeat(200), n }));
   // Between chunks, as between reads from opencode's stdout: lets the GC observer run.
   await new Promise((resolve) => setImmediate(resolve));
 }

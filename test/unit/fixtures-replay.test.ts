@@ -20,10 +20,23 @@ const EXPECTED: Record<string, Expect> = {
   },
   tool: {
     class: "success",
-    types: ["session.started", "step.started", "tool", "step.finished", "step.started", "message", "step.finished", "result"],
+    types: [
+      "session.started",
+      "step.started",
+      "tool",
+      "step.finished",
+      "step.started",
+      "message",
+      "step.finished",
+      "result",
+    ],
     check: (r) => {
       expect(r.result.usage).toMatchObject({ input: 350, output: 26, total: 376 });
-      expect(r.events.find((e) => e.type === "tool")).toMatchObject({ tool: "bash", status: "completed", output: "hi\n" });
+      expect(r.events.find((e) => e.type === "tool")).toMatchObject({
+        tool: "bash",
+        status: "completed",
+        output: "hi\n",
+      });
     },
   },
   write: {
@@ -33,20 +46,31 @@ const EXPECTED: Record<string, Expect> = {
   "permission-ask": {
     class: "approval_denied",
     before: {
-      [OLD_PROMPT]: (r) => expect(r.result.permission_denials).toEqual([{ permission: null, pattern: "echo hi", tool: null, call_id: null }]),
+      [OLD_PROMPT]: (r) =>
+        expect(r.result.permission_denials).toEqual([
+          { permission: null, pattern: "echo hi", tool: null, call_id: null },
+        ]),
     },
     message: /^opencode needed (permission bash|a permission) \(echo hi\), and nobody can approve it/,
     check: (r) => {
-      expect(r.result.permission_denials).toEqual([{ permission: "bash", pattern: "echo hi", tool: "bash", call_id: "call_1_0" }]);
+      expect(r.result.permission_denials).toEqual([
+        { permission: "bash", pattern: "echo hi", tool: "bash", call_id: "call_1_0" },
+      ]);
       expect(r.events.find((e) => e.type === "tool")).toMatchObject({ status: "denied" });
     },
   },
   "external-directory": {
     class: "approval_denied",
     before: {
-      [OLD_PROMPT]: (r) => expect(r.result.permission_denials).toEqual([{ permission: "external_directory", pattern: "/etc/hostname", tool: null, call_id: null }]),
+      [OLD_PROMPT]: (r) =>
+        expect(r.result.permission_denials).toEqual([
+          { permission: "external_directory", pattern: "/etc/hostname", tool: null, call_id: null },
+        ]),
     },
-    check: (r) => expect(r.result.permission_denials).toEqual([{ permission: "external_directory", pattern: "/etc/*", tool: "read", call_id: "call_1_0" }]),
+    check: (r) =>
+      expect(r.result.permission_denials).toEqual([
+        { permission: "external_directory", pattern: "/etc/*", tool: "read", call_id: "call_1_0" },
+      ]),
   },
   "api-401": {
     class: "api_error",
@@ -56,9 +80,21 @@ const EXPECTED: Record<string, Expect> = {
       expect(JSON.stringify(r.events)).not.toContain("abcdefghijklmnop");
     },
   },
-  "api-429": { class: "api_error", message: /Rate limit reached/, check: (r) => expect(r.result.error).toMatchObject({ status_code: 429, retryable: true }) },
-  "api-500": { class: "api_error", message: /server had an error/, check: (r) => expect(r.result.error).toMatchObject({ status_code: 500, retryable: true }) },
-  "connection-refused": { class: "api_error", message: /Unable to connect/, check: (r) => expect(r.result.error).toMatchObject({ status_code: null, retryable: true }) },
+  "api-429": {
+    class: "api_error",
+    message: /Rate limit reached/,
+    check: (r) => expect(r.result.error).toMatchObject({ status_code: 429, retryable: true }),
+  },
+  "api-500": {
+    class: "api_error",
+    message: /server had an error/,
+    check: (r) => expect(r.result.error).toMatchObject({ status_code: 500, retryable: true }),
+  },
+  "connection-refused": {
+    class: "api_error",
+    message: /Unable to connect/,
+    check: (r) => expect(r.result.error).toMatchObject({ status_code: null, retryable: true }),
+  },
   "context-overflow": { class: "context_overflow", message: /maximum context length/ },
   length: { class: "agent_error", message: /reason "length"/ },
   "unknown-model": {
@@ -66,16 +102,24 @@ const EXPECTED: Record<string, Expect> = {
     message: /^Model not found: fake\/nope\. \(opencode offers a provider's models only when its credentials are set/,
     check: (r) => expect(r.result.error!.name).toBe("ProviderModelNotFoundError"),
   },
-  "missing-credentials": { class: "config_error", message: /^Model not found: anthropic\/claude-sonnet-4-5\..*credentials are set/ },
+  "missing-credentials": {
+    class: "config_error",
+    message: /^Model not found: anthropic\/claude-sonnet-4-5\..*credentials are set/,
+  },
   "invalid-config": {
     class: "config_error",
-    message: /Configuration is invalid at OPENCODE_CONFIG_CONTENT\n.*Expected object|^opencode refused to start: no providers found/,
+    message:
+      /Configuration is invalid at OPENCODE_CONFIG_CONTENT\n.*Expected object|^opencode refused to start: no providers found/,
   },
   "malformed-project-config": { class: "config_error", message: /opencode\.json is not valid JSON/ },
   "session-not-found": { class: "config_error", message: /Session not found|Resource not found: .*ses_doesnotexist/ },
   "agent-fallback": {
     class: "success",
-    check: (r) => expect(r.events.find((e) => e.type === "warning")).toMatchObject({ code: "agent_fallback", message: expect.stringContaining("nosuchagent") }),
+    check: (r) =>
+      expect(r.events.find((e) => e.type === "warning")).toMatchObject({
+        code: "agent_fallback",
+        message: expect.stringContaining("nosuchagent"),
+      }),
   },
 };
 
@@ -84,14 +128,22 @@ for (const version of fixtureVersions()) {
     for (const [scenario, want] of Object.entries(EXPECTED)) {
       const fixture = loadFixture(version, scenario);
       it.skipIf(!fixture)(`${scenario} -> ${want.class}`, () => {
-        const r = replayStreams(fixture!.stdout, fixture!.stderr, { exitCode: fixture!.meta.exit_code, signal: fixture!.meta.signal });
+        const r = replayStreams(fixture!.stdout, fixture!.stderr, {
+          exitCode: fixture!.meta.exit_code,
+          signal: fixture!.meta.signal,
+        });
         for (const e of r.events) expect(EventSchema.safeParse(e).success).toBe(true);
         expect(r.result.class).toBe(want.class);
         if (want.message) expect(r.result.error?.message).toMatch(want.message);
         if (want.types) expect(r.types).toEqual(want.types);
         (want.before?.[version] ?? want.check)?.(r);
         // Order of arrival on the two pipes must not matter.
-        const late = replayStreams(fixture!.stdout, fixture!.stderr, { exitCode: fixture!.meta.exit_code }, { stderrFirst: false });
+        const late = replayStreams(
+          fixture!.stdout,
+          fixture!.stderr,
+          { exitCode: fixture!.meta.exit_code },
+          { stderrFirst: false },
+        );
         expect(late.result.class).toBe(want.class);
         expect(late.result.permission_denials).toEqual(r.result.permission_denials);
       });

@@ -9,7 +9,12 @@ const workload = fileURLToPath(new URL("../support/young-generation.ts", import.
 const MB = 1024 * 1024;
 
 async function youngGenerationAfterWorkload(cap: boolean): Promise<number> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", workload, ...(cap ? ["cap"] : [])]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    "--import",
+    "tsx",
+    workload,
+    ...(cap ? ["cap"] : []),
+  ]);
   return Number(stdout.trim());
 }
 

@@ -9,7 +9,15 @@ describe("--help", () => {
 
   it("groups the options and teaches: examples, jq, a CI step, exit codes", () => {
     const help = renderHelp();
-    for (const heading of ["Model and agent:", "Workspace, session and prompt:", "Limits:", "Output:", "Examples:", "Exit codes:"]) expect(help).toContain(heading);
+    for (const heading of [
+      "Model and agent:",
+      "Workspace, session and prompt:",
+      "Limits:",
+      "Output:",
+      "Examples:",
+      "Exit codes:",
+    ])
+      expect(help).toContain(heading);
     expect(help).toContain("jq -r 'select(.type==\"result\") | .text'");
     expect(help).toContain("case $? in");
   });

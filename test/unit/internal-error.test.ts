@@ -45,7 +45,12 @@ describe("runTurn", () => {
     const { join } = await import("node:path");
     const { isAlive, waitFor } = await import("../support/procs.js");
     const pidfile = join(mkdtempSync(join(tmpdir(), "oc-exec-early-")), "pids");
-    const env = { ...process.env, FAKE_OPENCODE_MODE: "hang", FAKE_CHILD_PIDFILE: pidfile, XDG_CACHE_HOME: join(tmpdir(), "oc-exec-early-cache") };
+    const env = {
+      ...process.env,
+      FAKE_OPENCODE_MODE: "hang",
+      FAKE_CHILD_PIDFILE: pidfile,
+      XDG_CACHE_HOME: join(tmpdir(), "oc-exec-early-cache"),
+    };
     const readPids = () => {
       try {
         return readFileSync(pidfile, "utf8").trim() || null;
@@ -72,15 +77,25 @@ describe("runTurn", () => {
     const control = new TurnControl();
     // A graceful opencode: on SIGTERM it writes a last line, waits until that is out, exits 0.
     // Held back, the write would never get out and only SIGKILL would end it.
-    const env = { ...process.env, FAKE_OPENCODE_MODE: "flood", FAKE_FLOOD_MB: "50", FAKE_TERM_EXIT: "0", FAKE_TERM_FLUSH: "1" };
+    const env = {
+      ...process.env,
+      FAKE_OPENCODE_MODE: "flood",
+      FAKE_FLOOD_MB: "50",
+      FAKE_TERM_EXIT: "0",
+      FAKE_TERM_FLUSH: "1",
+    };
     let messages = 0;
-    const result = await executeTurn({ prompt: "x", opencode: FAKE_OPENCODE, env, killAfterMs: 500 }, (event) => {
-      // A consumer that falls behind, then gives up: what a `break` out of runTurn amounts to.
-      if (event.type === "message" && ++messages === 100) {
-        control.backpressure(true);
-        setTimeout(() => control.abort({ kind: "interrupted", signal: "abort" }), 200);
-      }
-    }, control);
+    const result = await executeTurn(
+      { prompt: "x", opencode: FAKE_OPENCODE, env, killAfterMs: 500 },
+      (event) => {
+        // A consumer that falls behind, then gives up: what a `break` out of runTurn amounts to.
+        if (event.type === "message" && ++messages === 100) {
+          control.backpressure(true);
+          setTimeout(() => control.abort({ kind: "interrupted", signal: "abort" }), 200);
+        }
+      },
+      control,
+    );
     expect(result.class).toBe("interrupted");
     expect(result.exit_code).toBe(130);
     expect(messages).toBeGreaterThanOrEqual(100);
@@ -97,7 +112,8 @@ describe("the launcher without a build", () => {
     const { EXIT_CODES } = await import("../../src/outcome/exit-codes.js");
     const bin = join(mkdtempSync(join(tmpdir(), "oc-exec-nobuild-")), "bin");
     mkdirSync(bin);
-    for (const file of ["oc-exec.js", "package.json"]) copyFileSync(new URL(`../../bin/${file}`, import.meta.url), join(bin, file));
+    for (const file of ["oc-exec.js", "package.json"])
+      copyFileSync(new URL(`../../bin/${file}`, import.meta.url), join(bin, file));
     for (const args of [["x"], ["--version"]]) {
       const run = spawnSync(process.execPath, [join(bin, "oc-exec.js"), ...args], { encoding: "utf8" });
       expect(run.status).toBe(EXIT_CODES.internal_error);

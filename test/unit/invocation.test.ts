@@ -20,7 +20,18 @@ describe("buildInvocation", () => {
   it("always runs json format in the absolute workspace, with a title and error logs, prompt on stdin", () => {
     const inv = buildInvocation(base);
     expect(inv.file).toBe("/bin/opencode");
-    expect(inv.args).toEqual(["run", "--format", "json", "--dir", "/work/repo", "--title", "Review this diff", "--print-logs", "--log-level", "ERROR"]);
+    expect(inv.args).toEqual([
+      "run",
+      "--format",
+      "json",
+      "--dir",
+      "/work/repo",
+      "--title",
+      "Review this diff",
+      "--print-logs",
+      "--log-level",
+      "ERROR",
+    ]);
     expect(inv.input).toBe("Review this diff\nmore");
   });
 
@@ -37,9 +48,30 @@ describe("buildInvocation", () => {
       pure: true,
     });
     expect(inv.args).toEqual([
-      "run", "--format", "json", "--dir", "/work/repo", "--title", "T", "--print-logs", "--log-level", "ERROR",
-      "--model", "anthropic/claude-sonnet-4-5", "--agent", "plan", "--variant", "high", "--thinking", "--session", "ses_1", "--pure",
-      "--file", "/a b.txt", "--file", "/c.txt",
+      "run",
+      "--format",
+      "json",
+      "--dir",
+      "/work/repo",
+      "--title",
+      "T",
+      "--print-logs",
+      "--log-level",
+      "ERROR",
+      "--model",
+      "anthropic/claude-sonnet-4-5",
+      "--agent",
+      "plan",
+      "--variant",
+      "high",
+      "--thinking",
+      "--session",
+      "ses_1",
+      "--pure",
+      "--file",
+      "/a b.txt",
+      "--file",
+      "/c.txt",
     ]);
     expect(inv.args).not.toContain(base.prompt);
   });

@@ -24,7 +24,10 @@ describe("LineSplitter", () => {
   });
 
   it("cuts a line over the limit, reports it, and keeps the next line whole", () => {
-    const lines = split([Buffer.from("short\n"), Buffer.alloc(50, 0x61), Buffer.alloc(50, 0x62), Buffer.from("\nnext\n")], 64);
+    const lines = split(
+      [Buffer.from("short\n"), Buffer.alloc(50, 0x61), Buffer.alloc(50, 0x62), Buffer.from("\nnext\n")],
+      64,
+    );
     expect(lines.map((l) => [l.text.length, l.truncated, l.bytes])).toEqual([
       [5, false, 5],
       [64, true, 100],
@@ -76,7 +79,9 @@ describe("capUtf8", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary" }), fc.integer({ min: 1, max: 64 }), (text, max) => {
         const capped = capUtf8(text, max);
-        expect(Buffer.byteLength(capped.text)).toBeLessThanOrEqual(Math.max(max, Buffer.byteLength(text) <= max ? Buffer.byteLength(text) : 0));
+        expect(Buffer.byteLength(capped.text)).toBeLessThanOrEqual(
+          Math.max(max, Buffer.byteLength(text) <= max ? Buffer.byteLength(text) : 0),
+        );
         expect(text.startsWith(capped.text)).toBe(true);
         expect(capped.truncated).toBe(capped.text !== text);
       }),

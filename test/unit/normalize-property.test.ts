@@ -45,7 +45,7 @@ describe("normalizer properties", () => {
         fc.array(fc.nat(5000), { maxLength: 12 }),
         fc.option(fc.integer({ min: -1, max: 255 }), { nil: null }),
         (lines, noise, cuts, exitCode) => {
-          const bytes = Buffer.concat([Buffer.from(lines.join("\n") + "\n"), Buffer.from(noise)]);
+          const bytes = Buffer.concat([Buffer.from(`${lines.join("\n")}\n`), Buffer.from(noise)]);
           const r = replayStreams(Buffer.concat(toChunks(bytes, cuts)), "", { exitCode });
           const { problems } = validateStream([r.started, ...r.events].map((e) => JSON.stringify(e)));
           expect(problems).toEqual([]);

@@ -29,7 +29,7 @@ function expectCutOf(original: unknown, cutValue: unknown, key: string | null = 
   expect(Array.isArray(cutValue)).toBe(Array.isArray(original));
   if (Array.isArray(original)) {
     expect((cutValue as unknown[]).length).toBe(original.length);
-    original.forEach((v, i) => expectCutOf(v, (cutValue as unknown[])[i], null));
+    for (const [i, v] of original.entries()) expectCutOf(v, (cutValue as unknown[])[i], null);
     return;
   }
   expect(Object.keys(cutValue as object)).toEqual(Object.keys(original));
@@ -37,12 +37,20 @@ function expectCutOf(original: unknown, cutValue: unknown, key: string | null = 
 }
 
 // Characters that stress the lexer: quotes, backslashes, escapes, multi-byte and astral characters.
-const nasty = fc.string({ unit: fc.constantFrom('"', "\\", "a", "é", "→", "😀", "\n", "\u0001", "\ud800", "u", ":", "output"), maxLength: 300 });
+const nasty = fc.string({
+  unit: fc.constantFrom('"', "\\", "a", "é", "→", "😀", "\n", "\u0001", "\ud800", "u", ":", "output"),
+  maxLength: 300,
+});
 
 describe("OutputCutter", () => {
   it("shortens output values only, and leaves valid JSON", () => {
     const long = "x".repeat(500);
-    const line = JSON.stringify({ type: "tool_use", output: long, text: long, part: { state: { output: long, metadata: { output: long } }, input: { output: 7, list: ["output", long] } } });
+    const line = JSON.stringify({
+      type: "tool_use",
+      output: long,
+      text: long,
+      part: { state: { output: long, metadata: { output: long } }, input: { output: 7, list: ["output", long] } },
+    });
     const { text, cutBytes } = cut(line, 100);
     const parsed = JSON.parse(text);
     expect(parsed.output).toBe("x".repeat(100));
@@ -55,7 +63,7 @@ describe("OutputCutter", () => {
 
   it("never cuts inside an escape sequence or a UTF-8 character", () => {
     for (let keep = 1; keep < 20; keep++) {
-      const value = "ab\\\"\n\u0001é😀\ud83d".repeat(5);
+      const value = 'ab\\"\n\u0001é😀\ud83d'.repeat(5);
       const { text } = cut(JSON.stringify({ output: value }), keep);
       const parsed = JSON.parse(text) as { output: string };
       expect(value.startsWith(parsed.output)).toBe(true);
@@ -66,7 +74,12 @@ describe("OutputCutter", () => {
   it("any object, any chunking: valid JSON, output values are prefixes, everything else intact", () => {
     fc.assert(
       fc.property(
-        fc.record({ output: nasty, other: nasty, nested: fc.record({ output: fc.oneof(nasty, fc.jsonValue()), "output ": nasty }), any: fc.jsonValue() }),
+        fc.record({
+          output: nasty,
+          other: nasty,
+          nested: fc.record({ output: fc.oneof(nasty, fc.jsonValue()), "output ": nasty }),
+          any: fc.jsonValue(),
+        }),
         fc.integer({ min: 1, max: 120 }),
         fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 20 }),
         (value, keep, chunks) => {
@@ -81,13 +94,23 @@ describe("OutputCutter", () => {
 
   it("the capped tool output and its truncated flag are exactly those of the whole line", () => {
     fc.assert(
-      fc.property(nasty, fc.integer({ min: 1, max: 40 }), fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 30 }), (output, cap, chunks) => {
-        const part = { type: "tool", tool: "bash", callID: "c1", state: { status: "completed", input: { command: "x" }, output, metadata: { output, exit: 0 } } };
-        const line = JSON.stringify({ type: "tool_use", part });
-        const shortened = JSON.parse(cut(line, keepBytesFor(cap), chunks).text) as { part: typeof part };
-        expect(toolEventOf(shortened.part, cap)!.draft).toEqual(toolEventOf(part, cap)!.draft);
-        expect(capUtf8(shortened.part.state.metadata.output, cap)).toEqual(capUtf8(output, cap));
-      }),
+      fc.property(
+        nasty,
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 30 }),
+        (output, cap, chunks) => {
+          const part = {
+            type: "tool",
+            tool: "bash",
+            callID: "c1",
+            state: { status: "completed", input: { command: "x" }, output, metadata: { output, exit: 0 } },
+          };
+          const line = JSON.stringify({ type: "tool_use", part });
+          const shortened = JSON.parse(cut(line, keepBytesFor(cap), chunks).text) as { part: typeof part };
+          expect(toolEventOf(shortened.part, cap)!.draft).toEqual(toolEventOf(part, cap)!.draft);
+          expect(capUtf8(shortened.part.state.metadata.output, cap)).toEqual(capUtf8(output, cap));
+        },
+      ),
     );
   });
 });
@@ -117,7 +140,10 @@ describe("LineSplitter with output cutting", () => {
     expect(first!.cut).toBe(true);
     expect(first!.truncated).toBe(false);
     expect(first!.bytes).toBe(Buffer.byteLength(line));
-    expect(JSON.parse(first!.text)).toEqual({ type: "tool_use", part: { state: { output: "z".repeat(1000), metadata: { output: "z".repeat(1000) } } } });
+    expect(JSON.parse(first!.text)).toEqual({
+      type: "tool_use",
+      part: { state: { output: "z".repeat(1000), metadata: { output: "z".repeat(1000) } } },
+    });
     expect(second).toEqual({ text: "next", truncated: false, cut: false, bytes: 4 });
   });
 
