@@ -14,7 +14,7 @@ const setExit = (code) => {
 };
 // Only reached when dist/ itself cannot be loaded (a missing or broken build): everything past
 // loading is caught inside and still ends in a result line. 70 is EXIT_CODES.internal_error
-// (src/outcome/exit-codes.ts), written out because that table lives in the build that failed.
+// (src/contract/exit-codes.ts), written out because that table lives in the build that failed.
 const internalError = (error) => {
   process.stderr.write(`oc-exec: internal error: ${error?.stack ? error.stack : String(error)}\n`);
   process.exitCode = 70;

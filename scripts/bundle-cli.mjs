@@ -37,6 +37,8 @@ await build({
   target: "node20.5",
   // import.meta.url does not exist in CommonJS; the file's own URL is what the code means by it.
   define: { "import.meta.url": "__ocExecModuleUrl" },
+  // Only a binary of unknown version is asked anything; execa then loads by a dynamic import().
+  external: ["execa"],
   banner: { js: 'const __ocExecModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
   logLevel: "warning",
 });

@@ -2,7 +2,7 @@
 // fails when the committed file differs from what this prints.
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { renderJsonSchema } from "../src/events/json-schema.js";
+import { renderJsonSchema } from "../src/contract/json-schema.js";
 
 const target = fileURLToPath(new URL("../schemas/oc-exec-events.schema.json", import.meta.url));
 writeFileSync(target, renderJsonSchema());

@@ -1,7 +1,7 @@
-// Public API: run a turn programmatically and consume typed events.
+// Public API: run turns programmatically and consume typed events. ESM only.
+export { OcExec, Session } from "./turn/client.js";
 export { runTurn, type Turn } from "./turn/run-turn.js";
-export type { TurnOptions } from "./turn/options.js";
-export { executeTurn } from "./turn/execute.js";
+export type { ClientOptions, SessionOptions, TurnOptions, RunTurnOptions } from "./turn/options.js";
 export {
   EventSchema,
   ResultSchema,
@@ -14,7 +14,7 @@ export {
   type FileChange,
   type PermissionDenial,
   type ErrorDetail,
-} from "./events/schema.js";
-export { EXIT_CODES, CLASS_PRECEDENCE, type OutcomeClass } from "./outcome/exit-codes.js";
-export type { StopReason } from "./outcome/classify.js";
+} from "./contract/schema.js";
+export { EXIT_CODES, CLASS_PRECEDENCE, type OutcomeClass } from "./contract/exit-codes.js";
+export type { StopReason, TimeoutKind, BudgetLimit } from "./outcome/classify.js";
 export { VERSION } from "./version.js";

@@ -1,15 +1,17 @@
 // `oc-exec doctor`: is this machine ready to run a turn? The binary, the workspace, the models
 // opencode sees, credentials (names only, never values), and that a permission policy is accepted.
 // Exit 0 when ready, 5 when not. The report goes to stderr; --json prints it on stdout.
-import { execFile } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { stripAnsi } from "../events/stderr-lines.js";
 import { TESTED_RANGE } from "../opencode/features.js";
+import { readEnvironment } from "../environment.js";
 import { buildEnv } from "../opencode/invocation.js";
+import { invalidInheritedPolicy } from "../opencode/permissions.js";
+import { lastLine, runSideCommand } from "../opencode/side-command.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
-import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { VERSION } from "../version.js";
 
@@ -31,21 +33,11 @@ const CREDENTIAL_VARS = [
   "GITHUB_TOKEN",
 ];
 
-function run(
-  file: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      file,
-      args,
-      { env, cwd, timeout: 60_000, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const DOCTOR_COMMAND_TIMEOUT_MS = 60_000;
+const run = (file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) =>
+  runSideCommand(file, args, { env, cwd, timeoutMs: DOCTOR_COMMAND_TIMEOUT_MS });
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export async function doctor(opts: {
   dir?: string;
@@ -54,7 +46,7 @@ export async function doctor(opts: {
   env: NodeJS.ProcessEnv;
 }): Promise<{ ready: boolean; checks: Check[] }> {
   const checks: Check[] = [];
-  const located = locateOpencode(opts.opencode ?? opts.env.OC_EXEC_OPENCODE ?? null, opts.env.PATH);
+  const located = locateOpencode(opts.opencode ?? readEnvironment(opts.env).opencode, opts.env.PATH);
   const detected = located.ok ? await detectOpencode(located.binary, opts.env) : null;
   checks.push(
     located.ok
@@ -88,6 +80,14 @@ export async function doctor(opts: {
       return [];
     }
   })();
+  const inherited = invalidInheritedPolicy(opts.env.OPENCODE_PERMISSION);
+  checks.push({
+    name: "inherited permissions",
+    ok: inherited === null,
+    detail:
+      inherited ??
+      (opts.env.OPENCODE_PERMISSION ? "OPENCODE_PERMISSION is a valid policy" : "OPENCODE_PERMISSION is not set"),
+  });
   if (located.ok) {
     // A trivial policy, so the same call also shows that opencode accepts OPENCODE_PERMISSION.
     const env = buildEnv(opts.env, { permission: { bash: "deny" } });
@@ -98,11 +98,10 @@ export async function doctor(opts: {
       .filter((l) => /^[\w.-]+\/\S+$/.test(l));
     checks.push({
       name: "permission policy",
-      ok: models.code === 0,
-      detail:
-        models.code === 0
-          ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}'
-          : `opencode failed with a permission policy: ${models.stderr.trim().split("\n").at(-1) ?? ""}`,
+      ok: models.ok,
+      detail: models.ok
+        ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}'
+        : `opencode failed with a permission policy: ${lastLine(models.stderr)}`,
     });
     const providers = [...new Set(list.map((m) => m.split("/")[0]!))];
     checks.push({
@@ -110,7 +109,7 @@ export async function doctor(opts: {
       ok: list.length > 0,
       detail:
         list.length > 0
-          ? `${list.length} models from ${providers.length} providers (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})`
+          ? `${plural(list.length, "model")} from ${plural(providers.length, "provider")} (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})`
           : "opencode lists no models",
     });
     if (opts.model) {

@@ -1,13 +1,14 @@
-// Durations on the command line: 1500ms, 90s, 5m, 1h, or a bare number of seconds. 0 = off.
+// Flag values: durations, counts and amounts. A value that does not parse is a usage error that
+// names the flag.
+import { parseDuration } from "../duration.js";
 import { ConfigError } from "../outcome/errors.js";
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-export function parseDuration(text: string, flag: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m)
+export function parseDurationFlag(text: string, flag: string): number {
+  const ms = parseDuration(text);
+  if (ms === null) {
     throw new ConfigError(`${flag} takes a duration like 1500ms, 90s or 5m, not ${JSON.stringify(text)}`, "UsageError");
-  return Math.round(Number(m[1]) * UNITS[m[2] ?? "s"]!);
+  }
+  return ms;
 }
 
 export function parseCount(text: string, flag: string, { min = 0 } = {}): number {

@@ -1,6 +1,6 @@
 // Runs the CLI and turns anything that escapes into exit status 70 with a message on stderr.
 // (Bugs inside a turn are caught earlier and still produce a result line.)
-import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import { capYoungGeneration } from "./heap.js";
 import { main } from "./main.js";
 

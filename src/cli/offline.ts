@@ -2,8 +2,8 @@
 // stream; `validate` checks a saved oc-exec stream against the published contract.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { validateStream } from "../events/validate-stream.js";
-import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { validateStream } from "../contract/validate-stream.js";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js";
 import { createReporter } from "../progress/reporter.js";

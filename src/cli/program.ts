@@ -1,62 +1,8 @@
-// The commander program: flags, help text, and conversion of raw flags into TurnOptions.
-// Parsing problems become ConfigErrors, so a bad flag still ends in run.started + result.
+// The commander program: flags, subcommands and help text. Each command's action is handed in by
+// main.ts, so commander dispatches (parseAsync) and this file stays a description of the CLI.
 import { Command, Option } from "commander";
-import { resolve } from "node:path";
-import { DEFAULTS, type TurnOptions } from "../turn/options.js";
-import { parseMcp, readConfigFile } from "../opencode/config-content.js";
-import { splitList } from "../opencode/permissions.js";
-import { readOutputSchema } from "../turn/structured-output.js";
-import { parseAmount, parseCount, parseDuration } from "./duration.js";
-
-export type RawFlags = {
-  model?: string;
-  agent?: string;
-  variant?: string;
-  thinking?: boolean;
-  dir?: string;
-  session?: string;
-  title?: string;
-  file?: string[];
-  pure?: boolean;
-  auto?: boolean;
-  dangerouslySkipPermissions?: boolean;
-  opencode?: string;
-  promptFile?: string;
-  continue?: boolean;
-  fork?: boolean;
-  allow?: string[];
-  deny?: string[];
-  config?: string[];
-  mcp?: string[];
-  outputSchema?: string;
-  outputLastMessage?: string;
-  ephemeral?: boolean;
-  export?: boolean;
-  includeRaw?: boolean;
-  stdinTimeout: string;
-  timeout?: string;
-  startupTimeout: string;
-  idleTimeout?: string;
-  killAfter: string;
-  maxOutputBytes?: string;
-  maxSteps?: string;
-  maxTokens?: string;
-  maxCostUsd?: string;
-  quiet?: boolean;
-  verbose?: boolean;
-  timestamps?: boolean;
-  color: "auto" | "always" | "never";
-};
-
-export type CliSettings = {
-  turn: Omit<TurnOptions, "prompt">;
-  stdinTimeoutMs: number;
-  promptFile: string | null;
-  quiet: boolean;
-  verbose: boolean;
-  timestamps: boolean;
-  color: "auto" | "always" | "never";
-};
+import { DEFAULTS } from "../turn/options.js";
+import { STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -66,19 +12,38 @@ Examples:
   $ git diff | oc-exec -m anthropic/claude-sonnet-4-5 --dir ../repo "Review this diff"
   $ oc-exec resume --last "Now add tests"            # = oc-exec --continue "Now add tests"
   $ oc-exec --allow read,grep,glob,list --output-schema answer.schema.json "Which files use fetch?"
-  $ oc-exec --timeout 10m --max-cost-usd 0.50 "Fix the failing test" > events.jsonl
-    case $? in
+  $ status=0; oc-exec --timeout 10m --max-cost-usd 0.50 "Fix the failing test" > events.jsonl || status=$?
+    case $status in
       0) echo ok ;;  2) echo "needs a permission" ;;  4) echo "provider API failed" ;;
       5) echo "fix the configuration" ;;  124) echo "timed out" ;;  *) echo "failed" ;;
     esac
 
+Durations: 1500ms, 90s, 5m, 1h, 1m30s, or a bare number of seconds; 0 turns a limit off.
 Exit codes: 0 success, 1 agent_error, 2 approval_denied, 3 context_overflow, 4 api_error,
 5 config_error, 6 budget_exceeded, 70 internal_error, 124 timeout, 130 interrupted, 143 terminated.
 stdout carries JSONL events only (schema: oc-exec schema); progress goes to stderr.`;
 
 export type ProgramOutput = { writeOut(text: string): void; writeErr(text: string): void };
 
-export function buildProgram(output: ProgramOutput): Command {
+/** What each command does; main.ts supplies them. Arguments arrive as commander passes them. */
+export type Actions = {
+  turn(prompt: string[], flags: Record<string, unknown>): Promise<void>;
+  schema(): Promise<void>;
+  replay(file: string, flags: Record<string, unknown>): Promise<void>;
+  doctor(flags: Record<string, unknown>): Promise<void>;
+  validate(file: string, flags: Record<string, unknown>): Promise<void>;
+};
+
+const noAction = async () => {};
+export const NO_ACTIONS: Actions = {
+  turn: noAction,
+  schema: noAction,
+  replay: noAction,
+  doctor: noAction,
+  validate: noAction,
+};
+
+export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTIONS): Command {
   const program = new Command("oc-exec")
     // Set before the subcommands are added, so they inherit both.
     .exitOverride()
@@ -86,9 +51,11 @@ export function buildProgram(output: ProgramOutput): Command {
     .description("Run one OpenCode turn headlessly: JSONL events on stdout, progress on stderr, meaningful exit codes.")
     .argument("[prompt...]", "the prompt (joined with spaces); - waits for the prompt on stdin")
     .helpOption("-h, --help", "show this help")
-    // --version is answered in main.ts before commander loads, to print opencode's version too.
+    // Not commander's .version(): oc-exec also reports opencode's version (cli/versions.ts).
     .option("-V, --version", "print oc-exec's and opencode's versions")
     .showSuggestionAfterError(true)
+    // commander adds `help [command]` by itself only to programs without an action of their own.
+    .helpCommand(true)
     // Options after a subcommand name belong to the subcommand (doctor -m, replay -q).
     .enablePositionalOptions()
     .allowExcessArguments(false);
@@ -109,7 +76,10 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--title <text>", "session title (default: the prompt's first line)")
     .option("-f, --file <path>", "attach a file to the message (repeatable)", collect)
     .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
-    .option("--stdin-timeout <duration>", "with a prompt argument, how long to wait for piped stdin", "5s")
+    .option(
+      "--stdin-timeout <duration>",
+      `with a prompt argument, how long to wait for piped stdin (default: ${STDIN_TIMEOUT_DEFAULT})`,
+    )
     .option("--pure", "run opencode without external plugins")
     .option(
       "--auto",
@@ -131,14 +101,20 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
   program.optionsGroup("Limits:");
   program
-    .option("--timeout <duration>", "stop the whole turn after this long (e.g. 10m)")
-    .option("--startup-timeout <duration>", "stop if opencode prints no JSON event within this long", "60s")
-    .option("--idle-timeout <duration>", "stop after this long with no output from opencode")
-    .option("--kill-after <duration>", "grace period between SIGTERM and SIGKILL", "5s")
+    .option("--timeout <duration>", "stop the whole turn after this long (e.g. 10m, 1m30s; default: off)")
+    .option(
+      "--startup-timeout <duration>",
+      `stop if opencode prints no JSON event within this long (default: ${DEFAULTS.startupTimeoutMs / 1000}s)`,
+    )
+    .option("--idle-timeout <duration>", "stop after this long with no output from opencode (default: off)")
+    .option(
+      "--kill-after <duration>",
+      `grace period between SIGTERM and SIGKILL (default: ${DEFAULTS.killAfterMs / 1000}s)`,
+    )
     .option("--max-steps <n>", "stop the turn when it starts more than n model steps")
     .option("--max-tokens <n>", "stop when input+output+reasoning tokens exceed n")
     .option("--max-cost-usd <x>", "stop when the reported cost exceeds x dollars")
-    .option("--max-output-bytes <n>", "cap each tool output in events", String(DEFAULTS.maxOutputBytes));
+    .option("--max-output-bytes <n>", `cap each tool output in events (default: ${DEFAULTS.maxOutputBytes})`);
   program.optionsGroup("Output:");
   program
     .option("-o, --output-last-message <file>", "write the final assistant message to a file (atomically)")
@@ -154,10 +130,16 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "also show opencode's own stderr lines")
     .option("--timestamps", "prefix progress lines with the time")
-    .addOption(new Option("--color <when>", "color on stderr").choices(["auto", "always", "never"]).default("auto"));
+    .addOption(new Option("--color <when>", "color on stderr (default: auto)").choices(["auto", "always", "never"]));
 
   program.addHelpText("after", HELP_EXAMPLES);
-  program.command("schema").description("print the JSON Schema of the events on stdout");
+  program.action(actions.turn);
+  // Rewritten to --session/--continue before parsing (main.ts); listed here so --help shows it.
+  program
+    .command("resume")
+    .argument("[session]", "the session id, or --last for the most recent")
+    .description("resume a session: resume ID [prompt...] = --session ID, resume --last [prompt...] = --continue");
+  program.command("schema").description("print the JSON Schema of the events on stdout").action(actions.schema);
   program
     .command("replay")
     .description(
@@ -167,69 +149,24 @@ export function buildProgram(output: ProgramOutput): Command {
     .option("--stderr <file>", "opencode's recorded stderr")
     .option("--exit-code <n>", "opencode's exit status (default: from meta.json, else 0)")
     .option("--signal <name>", "the signal that killed opencode, if any")
-    .option("-q, --quiet", "no progress on stderr");
+    .option("--dir <path>", "the recorded workspace: file.changed paths are made relative to it")
+    .option("-q, --quiet", "no progress on stderr")
+    .action(actions.replay);
   program
     .command("doctor")
     .description("check that opencode, the workspace, models, credentials and permissions are ready; exit 0 or 5")
     .option("--json", "print the report as one JSON object on stdout")
     .option("--dir <path>", "the workspace to check")
     .option("-m, --model <provider/model>", "also check that this model is available")
-    .option("--opencode <path>", "the opencode binary to check");
+    .option("--opencode <path>", "the opencode binary to check")
+    .action(actions.doctor);
   program
     .command("validate")
     .description("check an oc-exec JSONL stream against the schema and the contract (seq, one result last, exit code)")
     .argument("<file>", "the JSONL file, or - for stdin")
-    .option("--json", "print the report as one JSON object on stdout");
+    .option("--json", "print the report as one JSON object on stdout")
+    .action(actions.validate);
   return program;
-}
-
-export function settingsFrom(flags: RawFlags, env: NodeJS.ProcessEnv): CliSettings {
-  const optionalDuration = (v: string | undefined, flag: string) => (v === undefined ? null : parseDuration(v, flag));
-  const optionalCount = (v: string | undefined, flag: string) => (v === undefined ? null : parseCount(v, flag));
-  return {
-    turn: {
-      dir: resolve(flags.dir ?? "."),
-      opencode: flags.opencode ?? env.OC_EXEC_OPENCODE ?? null,
-      model: flags.model ?? null,
-      agent: flags.agent ?? null,
-      variant: flags.variant ?? null,
-      thinking: flags.thinking ?? false,
-      session: flags.session ?? null,
-      title: flags.title ?? null,
-      files: flags.file ?? [],
-      pure: flags.pure ?? false,
-      continueLast: flags.continue ?? false,
-      fork: flags.fork ?? false,
-      allow: splitList(flags.allow ?? []),
-      deny: splitList(flags.deny ?? []),
-      config: [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)],
-      outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : null,
-      outputLastMessage: flags.outputLastMessage ? resolve(flags.outputLastMessage) : null,
-      ephemeral: flags.ephemeral ?? false,
-      // commander sets export=true unless --no-export; the environment can turn the default off.
-      export: flags.export === false || env.OC_EXEC_EXPORT === "0" ? false : undefined,
-      includeRaw: flags.includeRaw ?? false,
-      auto: Boolean(flags.auto || flags.dangerouslySkipPermissions),
-      env,
-      timeoutMs: optionalDuration(flags.timeout, "--timeout"),
-      startupTimeoutMs: parseDuration(flags.startupTimeout, "--startup-timeout"),
-      idleTimeoutMs: optionalDuration(flags.idleTimeout, "--idle-timeout"),
-      killAfterMs: parseDuration(flags.killAfter, "--kill-after"),
-      maxOutputBytes:
-        flags.maxOutputBytes === undefined
-          ? DEFAULTS.maxOutputBytes
-          : parseCount(flags.maxOutputBytes, "--max-output-bytes", { min: 1 }),
-      maxSteps: optionalCount(flags.maxSteps, "--max-steps"),
-      maxTokens: optionalCount(flags.maxTokens, "--max-tokens"),
-      maxCostUsd: flags.maxCostUsd === undefined ? null : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
-    },
-    stdinTimeoutMs: parseDuration(flags.stdinTimeout, "--stdin-timeout"),
-    promptFile: flags.promptFile ?? null,
-    quiet: flags.quiet ?? false,
-    verbose: flags.verbose ?? false,
-    timestamps: flags.timestamps ?? false,
-    color: flags.color,
-  };
 }
 
 /** The help text exactly as `oc-exec --help` prints it when stdout is not a terminal (80 columns). */

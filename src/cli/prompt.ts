@@ -3,7 +3,7 @@
 // with a prompt already given, stdin gets --stdin-timeout to send its first byte.
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../outcome/errors.js";
-import { formatMs } from "../outcome/classify.js";
+import { formatDuration } from "../duration.js";
 
 export type PromptInputs = {
   args: string[];
@@ -76,7 +76,7 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
     inputs.stdin.destroy?.();
     warnings.push({
       code: "stdin_timeout",
-      message: `stdin is not a terminal but sent nothing within --stdin-timeout ${formatMs(inputs.stdinTimeoutMs)}; going on with the prompt from the arguments only`,
+      message: `stdin is not a terminal but sent nothing within --stdin-timeout ${formatDuration(inputs.stdinTimeoutMs, "exact")}; going on with the prompt from the arguments only`,
     });
     return { text: head, warnings };
   }

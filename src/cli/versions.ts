@@ -1,13 +1,14 @@
 // `oc-exec --version`: both versions, cheaply. The bundled opencode's version comes from its
 // package.json; another binary's from the cached `opencode --version`.
+import { readEnvironment } from "../environment.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { TESTED_RANGE } from "../opencode/features.js";
 import { detectOpencode } from "../opencode/version.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { VERSION } from "../version.js";
 
-export async function printVersions(env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const located = locateOpencode(env.OC_EXEC_OPENCODE ?? null, env.PATH);
+export async function printVersions(env: NodeJS.ProcessEnv = process.env, binary?: string): Promise<number> {
+  const located = locateOpencode(binary ?? readEnvironment(env).opencode, env.PATH);
   const detected = located.ok ? await detectOpencode(located.binary, env) : null;
   const tested = detected?.tested ? "tested" : `untested; oc-exec is tested with ${TESTED_RANGE}`;
   const opencode = located.ok

@@ -1,6 +1,6 @@
 // Stamps drafts with seq, time and session_id and hands them to one sink. The only place that
 // numbers events, so seq stays contiguous whoever emits.
-import type { EventDraft, OcEvent } from "./schema.js";
+import type { EventDraft, OcEvent } from "../contract/schema.js";
 
 export type Clock = () => number;
 

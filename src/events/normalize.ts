@@ -1,11 +1,11 @@
 // The normalizer: opencode's stdout and stderr lines in, oc-exec event drafts out, plus the facts
 // the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
 // time and session_id.
-import { isConfigStderr } from "../outcome/error-class.js";
-import { redact } from "../outcome/redact.js";
-import type { EventDraft, FileChange, PermissionDenial, Usage } from "./schema.js";
+import { isConfigStderr } from "./error-class.js";
+import { redact } from "./redact.js";
+import type { EventDraft, FileChange, PermissionDenial, Usage } from "../contract/schema.js";
 import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
-import { toolEventOf } from "./tool-event.js";
+import { runningToolOf, toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
 import { applyCause, parseUpstreamError, type UpstreamError } from "./upstream-error.js";
 import { parseUpstreamLine, readCost, readCount, readObject, readString, type Json } from "./upstream.js";
@@ -42,13 +42,16 @@ export type TurnFacts = {
 
 export type NormalizerOptions = {
   workspace: string;
-  resume: string | null;
-  /** --continue: an existing session is resumed, whose id we learn from opencode. */
-  continuing?: boolean;
-  /** --fork: opencode runs a new session forked from the resumed one, so its id differs. */
+  /** The session asked for, if any. */
+  session: string | null;
+  /** The most recent session is resumed, whose id we learn from opencode. */
+  continue?: boolean;
+  /** opencode runs a new session forked from the resumed one, so its id differs. */
   fork?: boolean;
   maxOutputBytes: number;
   maxLineBytes?: number;
+  /** Called at the first sign that a tool started (a pending or running tool part). */
+  onToolStarted?: (tool: string, callId: string | null) => void;
 };
 
 export type LineMeta = { truncated?: boolean; bytes?: number };
@@ -161,10 +164,9 @@ export class Normalizer {
   private sessionSeen(id: string): void {
     if (this.facts.sessionId !== null) return;
     this.facts.sessionId = id;
-    const requested = this.options.resume;
+    const requested = this.options.session;
     if (requested && requested !== id && !this.options.fork) this.facts.sessionMismatch = { requested, reported: id };
-    const resumed =
-      (requested !== null && requested === id) || (this.options.continuing === true && !this.options.fork);
+    const resumed = (requested !== null && requested === id) || (this.options.continue === true && !this.options.fork);
     this.emit({ type: "session.started", resumed });
   }
 
@@ -260,6 +262,8 @@ export class Normalizer {
   }
 
   private toolUse(part: Json): void {
+    const running = runningToolOf(part);
+    if (running) return this.options.onToolStarted?.(running.tool, running.callId);
     const built = toolEventOf(part, this.options.maxOutputBytes);
     if (!built) return;
     const { draft, state } = built;

@@ -48,7 +48,7 @@ export function parseStderrLine(raw: string): StderrLine {
   const permission = parsePermissionNotice(text);
   if (permission) return { kind: "permission", ...permission };
   const agent = AGENT_FALLBACK.exec(text);
-  if (agent) return { kind: "agent-fallback", agent: agent[1]!, text };
+  if (agent) return { kind: "agent-fallback", agent: agent[1]!, text: text.replace(/^!\s*/, "") };
   const error = ERROR_LINE.exec(text);
   if (error) return { kind: "error", message: error[1]! };
   if (text.startsWith("timestamp=") || text.startsWith("level=")) {

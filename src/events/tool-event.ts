@@ -1,7 +1,7 @@
 // A finished opencode tool_use part as an oc-exec tool event: status (denied is recognized from
 // the error text), capped output, duration. Pure.
-import { redact, redactValue } from "../outcome/redact.js";
-import type { EventDraft } from "./schema.js";
+import { redact, redactValue } from "./redact.js";
+import type { EventDraft } from "../contract/schema.js";
 import { readNumber, readObject, readString, type Json } from "./upstream.js";
 
 const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
@@ -21,6 +21,13 @@ export function capUtf8(text: string, maxBytes: number): { text: string; truncat
 }
 
 export type ToolDraft = Extract<EventDraft, { type: "tool" }>;
+
+/** The tool's name and call id while it is still pending or running, else null. */
+export function runningToolOf(part: Json): { tool: string; callId: string | null } | null {
+  const status = readString(readObject(part, "state"), "status");
+  if (status !== "pending" && status !== "running") return null;
+  return { tool: readString(part, "tool")!, callId: readString(part, "callID") ?? readString(part, "callId") };
+}
 
 /** null while the tool is still pending or running (a later line reports it finished). */
 export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDraft; state: Json | null } | null {

@@ -1,7 +1,7 @@
 // Derives file.changed events from the file-writing tools. opencode reports no file list of its
 // own in --format json, so the tool input (and metadata where a release has it) is the evidence.
 import { isAbsolute, relative, resolve } from "node:path";
-import type { FileChange } from "./schema.js";
+import type { FileChange } from "../contract/schema.js";
 import { isObject, readBoolean, readObject, readString, type Json } from "./upstream.js";
 
 export function workspacePath(workspace: string, path: string): string {

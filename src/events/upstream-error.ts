@@ -1,8 +1,8 @@
 // One opencode error line, whatever the release's shape, as an UpstreamError with its class.
 // Pure: the Normalizer decides when to record it (an UnknownError may wait for its cause).
-import { errorClassOf } from "../outcome/error-class.js";
-import type { OutcomeClass } from "../outcome/exit-codes.js";
-import { redact, redactValue } from "../outcome/redact.js";
+import { errorClassOf } from "./error-class.js";
+import type { OutcomeClass } from "../contract/exit-codes.js";
+import { redact, redactValue } from "./redact.js";
 import { readBoolean, readNumber, readObject, readString, type Json } from "./upstream.js";
 
 export type UpstreamError = {

@@ -16,8 +16,8 @@ export type InvocationInput = {
   pure: boolean;
   /** Approve whatever the permission config does not deny (opencode --auto). */
   auto?: boolean;
-  /** resume the most recent session (--continue), or fork the resumed one (--fork). */
-  continueLast?: boolean;
+  /** Resume the most recent session, or fork the resumed one. */
+  continue?: boolean;
   fork?: boolean;
   /** OPENCODE_PERMISSION to set; any inherited value is removed first. null: leave it alone. */
   permission?: Record<string, string> | null;
@@ -90,7 +90,7 @@ export function buildArgs(
   if (input.variant) args.push("--variant", input.variant);
   if (input.thinking) args.push("--thinking");
   if (input.session) args.push("--session", input.session);
-  else if (input.continueLast) args.push("--continue");
+  else if (input.continue) args.push("--continue");
   if (input.fork) args.push("--fork");
   if (input.pure) args.push("--pure");
   // 1.14 knows only --dangerously-skip-permissions; 1.18 prefers --auto (and keeps the old name hidden).

@@ -1,40 +1,21 @@
 // The opencode commands oc-exec runs after a turn: `export` (the session's model and cost, which
-// the run stream never names) and `session delete` (for --ephemeral). Each has a bounded time.
-import { execFile } from "node:child_process";
+// the run stream never names) and `session delete` (ephemeral sessions).
+import { lastLine, runSideCommand, type SideCommandOptions } from "./side-command.js";
 
-export type SessionCommandContext = { binary: string; env: Record<string, string>; cwd: string; timeoutMs: number };
+export type SessionCommandContext = SideCommandOptions & { binary: string };
 
-function run(ctx: SessionCommandContext, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      ctx.binary,
-      args,
-      {
-        env: ctx.env,
-        cwd: ctx.cwd,
-        timeout: ctx.timeoutMs,
-        killSignal: "SIGKILL",
-        maxBuffer: 256 * 1024 * 1024,
-        encoding: "utf8",
-      },
-      (error, stdout, stderr) => resolve({ ok: !error, stdout, stderr }),
-    );
-  });
-}
+type Exported = { model: string | null; costUsd: number | null };
 
-export type Exported = { model: string | null; costUsd: number | null };
+const failed = (what: string, stderr: string) => `${what} failed${stderr.trim() ? `: ${lastLine(stderr)}` : ""}`;
 
 /** Reads provider/model and the cost from `opencode export`, or says why it could not. */
 export async function exportSession(
   ctx: SessionCommandContext,
   sessionId: string,
 ): Promise<Exported | { error: string }> {
-  const out = await run(ctx, ["export", sessionId]);
+  const out = await runSideCommand(ctx.binary, ["export", sessionId], ctx);
   const start = out.stdout.indexOf("{");
-  if (!out.ok || start === -1)
-    return {
-      error: `opencode export ${sessionId} failed${out.stderr.trim() ? `: ${out.stderr.trim().split("\n").at(-1)}` : ""}`,
-    };
+  if (!out.ok || start === -1) return { error: failed(`opencode export ${sessionId}`, out.stderr) };
   try {
     const data = JSON.parse(out.stdout.slice(start)) as {
       info?: { model?: { id?: string; providerID?: string }; cost?: number };
@@ -58,10 +39,6 @@ export async function exportSession(
 }
 
 export async function deleteSession(ctx: SessionCommandContext, sessionId: string): Promise<true | { error: string }> {
-  const out = await run(ctx, ["session", "delete", sessionId]);
-  return out.ok
-    ? true
-    : {
-        error: `opencode session delete ${sessionId} failed${out.stderr.trim() ? `: ${out.stderr.trim().split("\n").at(-1)}` : ""}`,
-      };
+  const out = await runSideCommand(ctx.binary, ["session", "delete", sessionId], ctx);
+  return out.ok ? true : { error: failed(`opencode session delete ${sessionId}`, out.stderr) };
 }

@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { ALL_FEATURES, knownFeatures, parseRunHelp, type Features } from "./features.js";
 import type { Located } from "./locate.js";
+import { runSideCommand } from "./side-command.js";
 
 export type Detected = { version: string | null; features: Features; tested: boolean };
 type CacheEntry = { size: number; mtimeMs: number; version: string | null; features: Features };
@@ -40,15 +41,10 @@ export function parseVersionOutput(text: string): string | null {
   return m ? m[1]! : null;
 }
 
-async function run(path: string, args: string[], timeoutMs: number): Promise<string | null> {
-  // Loaded only when a binary has to be asked: `oc-exec --version` with the bundled or a cached
-  // binary never needs child_process (~5 ms of its start-up here).
-  const { execFile } = await import("node:child_process");
-  return new Promise((resolve) => {
-    execFile(path, args, { timeout: timeoutMs, encoding: "utf8", maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve(error && !stdout && !stderr ? null : `${stdout}\n${stderr}`);
-    });
-  });
+/** Both streams of a side command, or null when it printed nothing and failed. */
+async function ask(path: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string | null> {
+  const out = await runSideCommand(path, args, { env, timeoutMs });
+  return !out.ok && !out.stdout && !out.stderr ? null : `${out.stdout}\n${out.stderr}`;
 }
 
 export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<Detected> {
@@ -67,11 +63,11 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) {
     return { version: hit.version, features: hit.features, tested: knownFeatures(hit.version) !== null };
   }
-  const version = fromPackage ?? parseVersionOutput((await run(binary.path, ["--version"], timeoutMs)) ?? "");
+  const version = fromPackage ?? parseVersionOutput((await ask(binary.path, ["--version"], env, timeoutMs)) ?? "");
   let features = knownFeatures(version);
   const tested = features !== null;
   if (!features) {
-    const help = await run(binary.path, ["run", "--help"], timeoutMs);
+    const help = await ask(binary.path, ["run", "--help"], env, timeoutMs);
     features = help ? parseRunHelp(help) : ALL_FEATURES;
   }
   if (version) {

@@ -1,9 +1,11 @@
 // The one prioritized classification: every way a turn can end maps to exactly one class, checked
 // in the fixed order of CLASS_PRECEDENCE (exit-codes.ts). Pure: facts in, outcome out.
 import type { TurnFacts, UpstreamError } from "../events/normalize.js";
-import type { ErrorDetail } from "../events/schema.js";
-import { CLASS_PRECEDENCE, type OutcomeClass } from "./exit-codes.js";
-import { redact } from "./redact.js";
+import type { ErrorDetail } from "../contract/schema.js";
+import { CLASS_PRECEDENCE, type OutcomeClass } from "../contract/exit-codes.js";
+import { formatDuration } from "../duration.js";
+import { redact } from "../events/redact.js";
+import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
 
 export type TimeoutKind = "turn" | "startup" | "idle";
 export type BudgetLimit = "steps" | "tokens" | "cost_usd";
@@ -29,7 +31,7 @@ export type TurnEnd = {
   internalError: { message: string } | null;
   process: ProcessEnd | null;
   /** The final answer failed --output-schema. */
-  outputError?: string | null;
+  outputError: string | null;
 };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
@@ -45,12 +47,6 @@ const detail = (name: string, message: string, extra: Partial<ErrorDetail> = {})
 const fromUpstream = (e: UpstreamError): ErrorDetail =>
   detail(e.name, e.message, { status_code: e.statusCode, retryable: e.retryable });
 
-export function formatMs(ms: number): string {
-  if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
-
 function describeExit(p: ProcessEnd | null): string {
   if (!p) return "opencode did not run";
   if (p.signal) return `opencode was killed by ${p.signal}`;
@@ -62,20 +58,21 @@ function stderrSuffix(facts: TurnFacts): string {
   return tail ? `; its stderr ended with:\n${tail}` : "; it printed nothing on stderr";
 }
 
-const TIMEOUT_WHAT: Record<TimeoutKind, string> = {
-  turn: "the turn timeout (--timeout)",
-  startup: "the start-up timeout (--startup-timeout): no JSON event from opencode",
-  idle: "the idle timeout (--idle-timeout): no output from opencode",
+const TIMEOUT_WHAT: Record<TimeoutKind, (label: string) => string> = {
+  turn: (label) => `the turn timeout (${label})`,
+  startup: (label) => `the start-up timeout (${label}): no JSON event from opencode`,
+  idle: (label) => `the idle timeout (${label}): no output from opencode`,
 };
 
-const BUDGET_WHAT: Record<BudgetLimit, string> = {
-  steps: "--max-steps",
-  tokens: "--max-tokens",
-  cost_usd: "--max-cost-usd",
+/** What a crossed budget used; a step that was started but cut short is not called "used". */
+const BUDGET_USED: Record<BudgetLimit, (used: number) => string> = {
+  steps: (used) => `opencode started step ${used}`,
+  tokens: (used) => `the turn used ${used}`,
+  cost_usd: (used) => `the turn used ${used}`,
 };
 
 /** Each check returns an outcome when its class applies; they run in precedence order. */
-type Check = (facts: TurnFacts, end: TurnEnd) => ErrorDetail | null | undefined;
+type Check = (facts: TurnFacts, end: TurnEnd, labels: OptionLabels) => ErrorDetail | null | undefined;
 
 const CHECKS: Record<OutcomeClass, Check> = {
   internal_error: (_f, end) =>
@@ -93,22 +90,22 @@ const CHECKS: Record<OutcomeClass, Check> = {
     end.stop?.kind === "terminated"
       ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`)
       : undefined,
-  timeout: (_f, end) =>
+  timeout: (_f, end, labels) =>
     end.stop?.kind === "timeout"
       ? detail(
           "TimeoutError",
-          `${TIMEOUT_WHAT[end.stop.timeout]} of ${formatMs(end.stop.ms)} fired; oc-exec stopped the turn`,
+          `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]])} of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
         )
       : undefined,
-  budget_exceeded: (_f, end) => {
+  budget_exceeded: (_f, end, labels) => {
     if (end.stop?.kind !== "budget") return undefined;
     const { limit, max, used } = end.stop;
     return detail(
       "BudgetExceeded",
-      `${BUDGET_WHAT[limit]} ${max} was crossed: the turn used ${used}; oc-exec stopped it`,
+      `${labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
       {
         budget: { limit, max, used },
       },
@@ -173,9 +170,9 @@ const CHECKS: Record<OutcomeClass, Check> = {
   success: () => null,
 };
 
-export function classifyOutcome(facts: TurnFacts, end: TurnEnd): Outcome {
+export function classifyOutcome(facts: TurnFacts, end: TurnEnd, labels: OptionLabels = API_LABELS): Outcome {
   for (const cls of CLASS_PRECEDENCE) {
-    const error = CHECKS[cls](facts, end);
+    const error = CHECKS[cls](facts, end, labels);
     if (error !== undefined) return { class: cls, error };
   }
   return { class: "success", error: null };

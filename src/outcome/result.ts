@@ -1,8 +1,8 @@
 // Builds the final `result` event from the turn's facts and its classification.
 import type { TurnFacts } from "../events/normalize.js";
-import type { EventOf } from "../events/schema.js";
+import type { EventOf } from "../contract/schema.js";
 import type { Outcome, ProcessEnd } from "./classify.js";
-import { exitCodeOf } from "./exit-codes.js";
+import { exitCodeOf } from "../contract/exit-codes.js";
 
 export type ResultDraft = Omit<EventOf<"result">, "seq" | "time" | "session_id">;
 

@@ -1,6 +1,6 @@
 // The one module that writes to stdout. stdout carries JSONL events and nothing else; when the
 // reader goes away (EPIPE, `oc-exec ... | head -1`) we stop writing and tell the caller once.
-import type { OcEvent } from "../events/schema.js";
+import type { OcEvent } from "../contract/schema.js";
 
 export type StdoutWriter = {
   /** False when the reader is behind: wait for drained() before writing more. */
@@ -52,7 +52,18 @@ export function createStdoutWriter(
   };
 }
 
-/** The raw text `oc-exec schema` prints: the one other thing stdout ever carries, on request. */
+let textReaderGone = false;
+
+/**
+ * Text on request (help, versions, `oc-exec schema`, reports with --json): the other things stdout
+ * carries, only when asked. A reader that goes away early (`--help | head -3`) is not an error.
+ */
 export function writeStdoutText(text: string): void {
+  if (textReaderGone) return;
+  if (process.stdout.listenerCount("error") === 0) {
+    process.stdout.on("error", () => {
+      textReaderGone = true;
+    });
+  }
   process.stdout.write(text);
 }

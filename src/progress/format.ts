@@ -1,7 +1,7 @@
 // Turns events into the human lines on stderr. Pure: the same lines serve the CI log (plain) and
 // the terminal (above the spinner); color is injected so NO_COLOR and pipes get none.
-import type { OcEvent, ResultEvent, Usage } from "../events/schema.js";
-import { CLASS_MEANING } from "../outcome/exit-codes.js";
+import type { OcEvent, ResultEvent, Usage } from "../contract/schema.js";
+import { CLASS_MEANING } from "../contract/exit-codes.js";
 
 export type Paint = {
   ok(s: string): string;
@@ -99,7 +99,8 @@ export function formatSummary(result: ResultEvent, paint: Paint = noPaint): stri
   );
   if (result.files_changed.length > 0)
     lines.push(`  files changed: ${result.files_changed.map((f) => `${f.path} (${f.change})`).join(", ")}`);
-  if (result.session_id)
+  // A deleted session (--ephemeral) cannot be resumed, so no command is offered for it.
+  if (result.session_id && result.session_deleted !== true)
     lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
   return lines;
 }

@@ -2,7 +2,7 @@
 // running figures, with event lines printed above it. Elsewhere (CI logs): plain lines, no cursor
 // movement. --quiet: nothing.
 import chalk, { Chalk } from "chalk";
-import type { OcEvent } from "../events/schema.js";
+import type { OcEvent } from "../contract/schema.js";
 import { appendFileSync } from "node:fs";
 import { stripAnsi } from "../events/stderr-lines.js";
 import {
@@ -19,6 +19,8 @@ export type Reporter = {
   event(event: OcEvent): void;
   /** With --verbose: one of opencode's own stderr lines. */
   stderrLine?(line: string): void;
+  /** The first sign that a tool started; the spinner shows it until the tool's event arrives. */
+  toolStarted?(tool: string): void;
   stop(): void;
 };
 
@@ -55,7 +57,7 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
   const paint = painter(useColor(options.color, stream, env));
   const stamp = () => (options.timestamps ? `${paint.dim(new Date().toISOString())} ` : "");
   const write = (line: string) => stream.write(`${stamp()}${line}\n`);
-  const github = githubActions(env);
+  const github = githubActions(env, stream);
   const plain: Reporter = {
     event(event) {
       github?.event(event);
@@ -76,11 +78,11 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
 }
 
 /** GitHub Actions: warnings and errors as workflow annotations, and a step summary in markdown. */
-function githubActions(env: NodeJS.ProcessEnv): { event(event: OcEvent): void } | null {
+function githubActions(env: NodeJS.ProcessEnv, stream: NodeJS.WritableStream): { event(event: OcEvent): void } | null {
   if (env.GITHUB_ACTIONS !== "true") return null;
   // Workflow commands are read from stdout or stderr alike; stdout is ours, so stderr it is.
   const escapeData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-  const out = (line: string) => process.stderr.write(`${line}\n`);
+  const out = (line: string) => stream.write(`${line}\n`);
   return {
     event(event) {
       if (event.type === "warning") out(`::warning title=oc-exec ${event.code}::${escapeData(event.message)}`);
@@ -124,15 +126,19 @@ async function createSpinnerReporter(stream: NodeJS.WriteStream, paint: Paint, p
           spinner.render();
         }
       : undefined,
+    toolStarted(name) {
+      tool = name;
+      spinner.text = label();
+    },
     event(event) {
-      if (event.type === "step.started") {
-        step = event.step;
-        tool = null;
-      } else if (event.type === "step.finished") {
+      // The tool hint arrives out of band, ahead of the queued events: only the tool's own event
+      // (or the end of its step) clears it.
+      if (event.type === "step.started") step = event.step;
+      else if (event.type === "step.finished") {
         tokens += event.usage.total;
         cost += event.cost_usd;
         tool = null;
-      } else if (event.type === "tool") tool = null;
+      } else if (event.type === "tool" && event.tool === tool) tool = null;
       if (event.type === "result") {
         clearInterval(ticker);
         spinner.stop();

@@ -1,13 +1,19 @@
-// Live budgets: after every opencode line, compare what the turn used with --max-steps,
-// --max-tokens and --max-cost-usd. Pure; the runner stops the turn when a limit is crossed.
+// Live budgets: after every opencode line, compare what the turn used with maxSteps, maxTokens and
+// maxCostUsd. Pure; the runner stops the turn when a limit is crossed.
 import type { TurnFacts } from "../events/normalize.js";
 import type { BudgetLimit, StopReason } from "../outcome/classify.js";
+import { BUDGET_OPTION, type OptionLabels } from "../outcome/labels.js";
 
-export type Budgets = { maxSteps: number | null; maxTokens: number | null; maxCostUsd: number | null };
+export type Budgets = {
+  maxSteps: number | null;
+  maxTokens: number | null;
+  maxCostUsd: number | null;
+  labels: OptionLabels;
+};
 
 export const WARN_FRACTION = 0.8;
 
-export function usedOf(facts: TurnFacts, limit: BudgetLimit): number {
+function usedOf(facts: TurnFacts, limit: BudgetLimit): number {
   if (limit === "steps") return facts.steps;
   if (limit === "tokens") return facts.usage.input + facts.usage.output + facts.usage.reasoning;
   return Math.round(facts.costUsd * 1e8) / 1e8;
@@ -17,8 +23,6 @@ export type BudgetCheck = {
   warnings: { code: string; message: string }[];
   exceeded: Extract<StopReason, { kind: "budget" }> | null;
 };
-
-const FLAG: Record<BudgetLimit, string> = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" };
 
 export function checkBudgets(facts: TurnFacts, budgets: Budgets, warned: Set<BudgetLimit>): BudgetCheck {
   const out: BudgetCheck = { warnings: [], exceeded: null };
@@ -35,7 +39,7 @@ export function checkBudgets(facts: TurnFacts, budgets: Budgets, warned: Set<Bud
       warned.add(limit);
       out.warnings.push({
         code: "budget_warning",
-        message: `${FLAG[limit]} ${max}: ${used} used, ${Math.round((used / max) * 100)}% of the limit`,
+        message: `${budgets.labels[BUDGET_OPTION[limit]]} ${max}: ${used} used, ${Math.round((used / max) * 100)}% of the limit`,
       });
     }
   }

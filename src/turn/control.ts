@@ -41,7 +41,7 @@ export class TurnControl {
   }
 
   /** Forwards an AbortSignal; its reason may be a StopReason, anything else counts as an interrupt. */
-  follow(signal: AbortSignal | undefined): void {
+  follow(signal: AbortSignal | null): void {
     if (!signal) return;
     const forward = () => {
       const r = signal.reason as Partial<StopReason> | undefined;

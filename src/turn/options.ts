@@ -1,66 +1,88 @@
-// What one turn needs. The CLI builds this from flags; library users build it directly.
-export type PromptSource = string | (() => Promise<{ text: string; warnings: { code: string; message: string }[] }>);
+// The public options, split by lifetime as the best SDKs do (the Codex SDK's CodexOptions,
+// ThreadOptions and TurnOptions): how to reach opencode, where and as whom turns run, and what one
+// turn may do. None of them knows about the command line; the CLI builds them from its flags.
 
-export type TurnOptions = {
-  /** The prompt, or a function that reads it (called after run.started is written). */
-  prompt: PromptSource;
-  /** The workspace; default the current directory. Made absolute. */
-  dir?: string;
-  /** The opencode binary; default OC_EXEC_OPENCODE, then the bundled dependency, then PATH. */
-  opencode?: string | null;
-  model?: string | null;
-  agent?: string | null;
-  variant?: string | null;
-  thinking?: boolean;
-  session?: string | null;
-  title?: string | null;
-  files?: string[];
-  pure?: boolean;
-  /** Auto-approve permissions the config does not deny (opencode --auto). Off by default: safe. */
-  auto?: boolean;
-  /** Resume the most recent session (opencode --continue); fork the resumed session (--fork). */
-  continueLast?: boolean;
-  fork?: boolean;
-  /** Permission keys to allow (all other known keys are then denied) and to deny. */
-  allow?: string[];
-  deny?: string[];
-  /** Extra opencode configuration objects, deep-merged into OPENCODE_CONFIG_CONTENT. */
-  config?: Record<string, unknown>[];
-  /** A JSON Schema the final answer must satisfy; the parsed value lands in result.structured_output. */
-  outputSchema?: object | null;
-  /** Write the final assistant message to this file, atomically. */
-  outputLastMessage?: string | null;
-  /** Delete the session after the turn (opencode session delete). */
-  ephemeral?: boolean;
-  /** After the turn, ask `opencode export` for the model and cost (default: when the model is unknown). */
-  export?: boolean;
-  /** Attach the original opencode line to each event derived from it. */
-  includeRaw?: boolean;
-  /** The environment opencode inherits (before oc-exec's managed variables). Default process.env. */
+/** How to reach opencode. One per program. */
+export type ClientOptions = {
+  /** The opencode binary. Default: $OC_EXEC_OPENCODE, then the bundled opencode-ai, then PATH. */
+  opencode?: string;
+  /** The environment opencode inherits, before oc-exec's managed variables. Default: process.env. */
   env?: NodeJS.ProcessEnv;
-  /** Whole-turn, start-up (first JSON line) and idle (no output) limits in ms; 0 or null = off. */
-  timeoutMs?: number | null;
-  startupTimeoutMs?: number | null;
-  idleTimeoutMs?: number | null;
-  /** Grace period between SIGTERM and SIGKILL when stopping the process group. */
-  killAfterMs?: number;
-  maxOutputBytes?: number;
-  maxLineBytes?: number;
-  maxSteps?: number | null;
-  maxTokens?: number | null;
-  maxCostUsd?: number | null;
-  /** Abort the turn; the abort reason (a StopReason) says why. */
-  signal?: AbortSignal;
-  /** A problem the caller found before the turn could start (bad flags): reported as config_error. */
-  launchError?: { name: string; message: string } | null;
-  /** Called with each of opencode's stderr lines (for --verbose). */
-  onStderrLine?: (line: string) => void;
-  /** Injected clock, for tests. */
-  clock?: () => number;
 };
 
+/** Where and as whom turns run. */
+export type SessionOptions = {
+  /** The workspace. Default: the current directory. */
+  dir?: string;
+  /** provider/model. Default: opencode's configured model. */
+  model?: string;
+  agent?: string;
+  /** A provider-specific reasoning effort. */
+  variant?: string;
+  /** Resume this opencode session. */
+  session?: string;
+  /** Resume the most recent session. */
+  continue?: boolean;
+  /** Run a new session forked from the resumed one. */
+  fork?: boolean;
+  /** The session's title. Default: the prompt's first line. */
+  title?: string;
+  /** Run opencode without external plugins. */
+  pure?: boolean;
+  /** Delete the session after the turn, also when it fails. */
+  ephemeral?: boolean;
+  /** Permission keys to allow: every other known key is then denied. */
+  allow?: string[];
+  /** Permission keys to deny; a key may not be in both lists. */
+  deny?: string[];
+  /** Approve every permission the opencode configuration does not deny. Off by default: safe. */
+  auto?: boolean;
+  /** Extra opencode configuration objects, deep-merged into OPENCODE_CONFIG_CONTENT. */
+  config?: Record<string, unknown>[];
+};
+
+/** What one turn may do. */
+export type TurnOptions = {
+  /** Files to attach to the message. */
+  files?: string[];
+  /** Include reasoning events. */
+  thinking?: boolean;
+  /** A JSON Schema the final answer must satisfy; the value lands in result.structured_output. */
+  outputSchema?: object;
+  /** Write the final assistant message to this file, atomically. */
+  outputLastMessage?: string;
+  /** Whole-turn, start-up (first JSON event) and idle (no output) limits in ms; 0 = off. */
+  timeoutMs?: number;
+  startupTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** Grace period between SIGTERM and SIGKILL when a turn is stopped. */
+  killAfterMs?: number;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  /** Cap each tool output in events at this many bytes. */
+  maxOutputBytes?: number;
+  /** Attach the original opencode line to each event derived from it. */
+  includeRaw?: boolean;
+  /** After the turn, ask `opencode export` for the model and cost. Default: when no model was named. */
+  export?: boolean;
+  /** Abort the turn; the abort reason, when it is a StopReason, says why. */
+  signal?: AbortSignal;
+  /** Called with each of opencode's own stderr lines. */
+  onStderrLine?: (line: string) => void;
+  /** Called at the first sign that a tool started, before its `tool` event (not every release shows one). */
+  onToolStarted?: (tool: string, callId: string | null) => void;
+};
+
+/** Everything `runTurn` takes: the three kinds of options and the prompt. */
+export type RunTurnOptions = ClientOptions & SessionOptions & TurnOptions & { prompt: string };
+
+/** The defaults, in one place; resolveTurnOptions applies them. */
 export const DEFAULTS = {
+  dir: ".",
+  timeoutMs: 0,
   startupTimeoutMs: 60_000,
+  idleTimeoutMs: 0,
   killAfterMs: 5_000,
   maxOutputBytes: 64 * 1024,
   // Lines above this are cut and reported (a 20 MB line must not grow memory without bound);

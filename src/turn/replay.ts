@@ -1,9 +1,9 @@
 // Offline normalization of a recorded `opencode run --format json` stream: the same turn core
 // (normalizer, classifier, result) as a live run, fed from saved stdout (and stderr) instead of a
 // process. Used by `oc-exec replay` and by the fixture tests.
+import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { Clock } from "../events/emitter.js";
 import { LineSplitter } from "../events/line-splitter.js";
-import type { OcEvent, ResultEvent } from "../events/schema.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import { DEFAULTS } from "./options.js";
 import { createTurnCore, splitterOptions } from "./turn-core.js";
@@ -15,8 +15,9 @@ export type Recording = {
   exitCode?: number | null;
   signal?: string | null;
   opencodeVersion?: string | null;
+  /** The recorded workspace: file.changed paths are made relative to it. Default: the current directory. */
   workspace?: string;
-  resume?: string | null;
+  session?: string | null;
   maxOutputBytes?: number;
   maxLineBytes?: number;
   /** stderr is fed before stdout unless false: the order of two pipes is not recorded. */
@@ -33,23 +34,21 @@ export function replayRecording(
   const workspace = rec.workspace ?? process.cwd();
   const maxLineBytes = rec.maxLineBytes ?? DEFAULTS.maxLineBytes;
   const maxOutputBytes = rec.maxOutputBytes ?? DEFAULTS.maxOutputBytes;
-  const core = createTurnCore(
-    { workspace, resume: rec.resume ?? null, maxOutputBytes, maxLineBytes, clock: rec.clock },
-    (event) => {
-      events.push(event);
-      sink(event);
-    },
-  );
+  const session = rec.session ?? null;
+  const core = createTurnCore({ workspace, session, maxOutputBytes, maxLineBytes, clock: rec.clock }, (event) => {
+    events.push(event);
+    sink(event);
+  });
   core.started({
     opencode: { path: null, version: rec.opencodeVersion ?? null },
     cwd: workspace,
     model: null,
     agent: null,
-    resume: rec.resume ?? null,
+    resume: session,
   });
   const split = splitterOptions(maxLineBytes, maxOutputBytes);
-  const out = new LineSplitter((line) => core.normalizer.stdoutLine(line.text, line), split.stdout);
-  const err = new LineSplitter((line) => core.normalizer.stderrLine(line.text), split.stderr);
+  const out = new LineSplitter((line) => core.eventLine(line), split.stdout);
+  const err = new LineSplitter((line) => core.logLine(line.text), split.stderr);
   const feedStderr = () => {
     if (rec.stderr !== undefined) err.push(Buffer.from(rec.stderr));
     err.end();
@@ -59,6 +58,13 @@ export function replayRecording(
   out.end();
   if (rec.stderrFirst === false) feedStderr();
   const process_ = { exitCode: rec.exitCode === undefined ? 0 : rec.exitCode, signal: rec.signal ?? null };
-  const end: TurnEnd = { stop: null, launchError: null, internalError: null, process: process_, ...rec.end };
+  const end: TurnEnd = {
+    stop: null,
+    launchError: null,
+    internalError: null,
+    process: process_,
+    outputError: null,
+    ...rec.end,
+  };
   return { events, result: core.finish(end, { model: null }) };
 }

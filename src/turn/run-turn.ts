@@ -1,10 +1,13 @@
 // The programmatic API: runTurn(options) is an async iterable of typed events that always ends
-// with the result event. The CLI is built on it.
-import type { OcEvent } from "../events/schema.js";
+// with the result event. The CLI is built on the same startTurn.
+import type { OcEvent } from "../contract/schema.js";
 import type { StopReason } from "../outcome/classify.js";
+import { ConfigError } from "../outcome/errors.js";
 import { TurnControl } from "./control.js";
 import { executeTurn } from "./execute.js";
-import type { TurnOptions } from "./options.js";
+import { failedStart } from "./failed-start.js";
+import type { RunTurnOptions } from "./options.js";
+import { type ResolvedTurn, resolveTurnOptions } from "./resolve-options.js";
 
 export type Turn = AsyncIterable<OcEvent> & {
   /** Stop the turn: SIGTERM to opencode's process group, SIGKILL after the grace period. */
@@ -17,7 +20,13 @@ export type Turn = AsyncIterable<OcEvent> & {
 const QUEUE_HIGH = 64;
 const QUEUE_LOW = 16;
 
-export function runTurn(options: TurnOptions): Turn {
+/** Runs one turn. Invalid options end in a config_error result, like every other problem. */
+export function runTurn(options: RunTurnOptions): Turn {
+  return startTurn(() => resolveTurnOptions(options));
+}
+
+/** For oc-exec's own callers, who resolve with internals (the CLI: its prompt reader and flag names). */
+export function startTurn(resolve: () => ResolvedTurn): Turn {
   const control = new TurnControl();
   const queue: OcEvent[] = [];
   let wake: (() => void) | null = null;
@@ -25,19 +34,29 @@ export function runTurn(options: TurnOptions): Turn {
   let failure: unknown = null;
   let started = false;
 
+  const push = (event: OcEvent) => {
+    queue.push(event);
+    if (queue.length >= QUEUE_HIGH) control.backpressure(true);
+    wake?.();
+  };
+  const run = async () => {
+    let resolved: ResolvedTurn;
+    try {
+      resolved = resolve();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
+      return;
+    }
+    await executeTurn(resolved, push, control);
+  };
   const start = () => {
     if (started) return;
     started = true;
-    executeTurn(
-      options,
-      (event) => {
-        queue.push(event);
-        if (queue.length >= QUEUE_HIGH) control.backpressure(true);
-        wake?.();
-      },
-      control,
-    )
-      .catch((error: unknown) => (failure = error))
+    run()
+      .catch((error: unknown) => {
+        failure = error;
+      })
       .finally(() => {
         finished = true;
         wake?.();
@@ -56,7 +75,9 @@ export function runTurn(options: TurnOptions): Turn {
             yield event;
           }
           if (finished) break;
-          await new Promise<void>((resolve) => (wake = resolve));
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
           wake = null;
         }
       } finally {

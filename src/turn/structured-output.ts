@@ -1,23 +1,6 @@
-// --output-schema: tell the model what shape the final answer must have, then find the JSON in
+// Structured output: tell the model what shape the final answer must have, then find the JSON in
 // the answer (plain, or in a fenced block) and validate it with ajv.
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { ConfigError } from "../outcome/errors.js";
-
-export function readOutputSchema(path: string): object {
-  let schema: unknown;
-  try {
-    schema = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw new ConfigError(
-      `--output-schema ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`,
-      "UsageError",
-    );
-  }
-  if (typeof schema !== "object" || schema === null)
-    throw new ConfigError(`--output-schema ${path}: not a JSON Schema object`, "UsageError");
-  return schema;
-}
 
 export function schemaInstruction(schema: object): string {
   return [
@@ -71,12 +54,12 @@ export function validateAgainst(schema: object, value: unknown): string[] {
 
 export type StructuredCheck = { value: unknown } | { error: string };
 
-export function checkStructuredOutput(schema: object, text: string | null): StructuredCheck {
-  if (text === null) return { error: "the turn produced no final message to check against --output-schema" };
+export function checkStructuredOutput(schema: object, text: string | null, label: string): StructuredCheck {
+  if (text === null) return { error: `the turn produced no final message to check against ${label}` };
   const found = extractJson(text);
-  if (!found) return { error: "the final message contains no JSON value (--output-schema)" };
+  if (!found) return { error: `the final message contains no JSON value (${label})` };
   const problems = validateAgainst(schema, found.value);
   return problems.length === 0
     ? { value: found.value }
-    : { error: `the final message does not match --output-schema: ${problems.join("; ")}` };
+    : { error: `the final message does not match ${label}: ${problems.join("; ")}` };
 }

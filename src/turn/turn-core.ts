@@ -1,13 +1,14 @@
 // What a live turn and an offline replay share: the normalizer feeding the emitter, the first
 // event (run.started) and the last (the classified result). One place, so replay really gives
 // the events a live run gives.
+import { SCHEMA_VERSION } from "../contract/schema-version.js";
+import type { EventDraft, EventOf, OcEvent, ResultEvent } from "../contract/schema.js";
 import { Emitter, type Clock } from "../events/emitter.js";
-import type { SplitterOptions } from "../events/line-splitter.js";
+import type { SplitLine, SplitterOptions } from "../events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../events/normalize.js";
 import { keepBytesFor } from "../events/output-cutter.js";
-import type { EventDraft, EventOf, OcEvent, ResultEvent } from "../events/schema.js";
-import { SCHEMA_VERSION } from "../events/schema-version.js";
 import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
+import { API_LABELS, type OptionLabels } from "../outcome/labels.js";
 import { buildResult, type ResultMeta } from "../outcome/result.js";
 import { VERSION } from "../version.js";
 
@@ -29,23 +30,24 @@ export type RunStartedFields = Pick<EventOf<"run.started">, "opencode" | "cwd" |
 
 export type TurnCore = {
   normalizer: Normalizer;
-  /** The opencode line being normalized; with includeRaw, events derived from it carry it. */
-  rawLine: { text: string | null };
+  /** Feeds one event line (stdout) or log line (stderr) to the normalizer. */
+  eventLine(line: SplitLine): void;
+  logLine(text: string): void;
   started(fields: RunStartedFields): void;
   /** Flushes the normalizer, classifies, writes the result and returns it. */
   finish(end: TurnEnd, meta: Omit<ResultMeta, "durationMs" | "process">): ResultEvent;
 };
 
-export function createTurnCore(
-  options: NormalizerOptions & { includeRaw?: boolean; clock?: Clock },
-  sink: (event: OcEvent) => void,
-): TurnCore {
+export type TurnCoreOptions = NormalizerOptions & { includeRaw?: boolean; clock?: Clock; labels?: OptionLabels };
+
+export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) => void): TurnCore {
   const clock = options.clock ?? Date.now;
   const startedAt = clock();
-  const rawLine: TurnCore["rawLine"] = { text: null };
+  // The opencode line being normalized: with includeRaw, the events derived from it carry it.
+  let raw: string | null = null;
   let result: ResultEvent | null = null;
   const normalizer: Normalizer = new Normalizer(options, (draft) =>
-    emitter.emit(options.includeRaw && rawLine.text !== null ? ({ ...draft, raw: rawLine.text } as EventDraft) : draft),
+    emitter.emit(options.includeRaw && raw !== null ? ({ ...draft, raw } as EventDraft) : draft),
   );
   const emitter = new Emitter(
     (event) => {
@@ -57,16 +59,33 @@ export function createTurnCore(
   );
   return {
     normalizer,
-    rawLine,
+    eventLine(line) {
+      // A cut line is valid JSON but not what opencode wrote, so it is not passed off as raw.
+      raw = line.truncated || line.cut ? null : line.text;
+      try {
+        normalizer.stdoutLine(line.text, line);
+      } finally {
+        raw = null;
+      }
+    },
+    logLine(text) {
+      raw = text;
+      try {
+        normalizer.stderrLine(text);
+      } finally {
+        raw = null;
+      }
+    },
     started: (fields) =>
       emitter.emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
     finish(end, meta) {
+      let internalError = end.internalError;
       try {
         normalizer.finish();
       } catch (error) {
-        end.internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+        internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
       }
-      const outcome = classifyOutcome(normalizer.facts, end);
+      const outcome = classifyOutcome(normalizer.facts, { ...end, internalError }, options.labels ?? API_LABELS);
       emitter.emit(
         buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }),
       );

@@ -24,7 +24,7 @@ describe("budgets", () => {
     expect(run.result.class).toBe("budget_exceeded");
     expect(run.result.error).toMatchObject({
       name: "BudgetExceeded",
-      message: "--max-steps 3 was crossed: the turn used 4; oc-exec stopped it",
+      message: "--max-steps 3 was crossed: opencode started step 4; oc-exec stopped it",
       budget: { limit: "steps", max: 3, used: 4 },
     });
     expect(eventsOf(run, "warning").map((w) => [w.code, w.message])).toEqual([

@@ -45,9 +45,12 @@ describe("sessions", () => {
   });
 
   it("--ephemeral deletes the session after the turn, also when the turn fails", async () => {
-    const ok = await e2e.run(["-q", "--ephemeral", "scenario:plain bye"]);
+    const ok = await e2e.run(["--ephemeral", "scenario:plain bye"]);
     expect(ok.code).toBe(0);
     expect(ok.result.session_deleted).toBe(true);
+    // The summary offers no resume command for a session that no longer exists.
+    expect(ok.stderr).toContain("✔ success (exit 0)");
+    expect(ok.stderr).not.toContain("resume:");
     const failed = await e2e.run(["-q", "--ephemeral", "scenario:http-401"]);
     expect(failed.code).toBe(4);
     expect(failed.result.session_deleted).toBe(true);

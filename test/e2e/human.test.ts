@@ -123,12 +123,14 @@ describe("doctor and --version", () => {
     expect(report.checks.map((c) => c.name)).toEqual([
       "opencode",
       "workspace",
+      "inherited permissions",
       "permission policy",
       "models",
       "requested model",
       "credentials",
     ]);
     expect(ok.stderr).toContain("✓ credentials: custom providers in OPENCODE_CONFIG_CONTENT: fake");
+    expect(ok.stderr).toContain("✓ models: 1 model from 1 provider (fake)");
     expect(ok.stdout + ok.stderr).not.toContain('"apiKey"');
     const bad = await runCliRaw(["doctor", "-m", "fake/nope"], { env: e2e.home.env, cwd: e2e.home.workspace });
     expect(bad.code).toBe(5);

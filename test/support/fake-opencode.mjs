@@ -117,6 +117,25 @@ const MODES = {
   },
   // Exits 0 and prints nothing (seen with --attach on 1.18.33).
   async silent() {},
+  // Reports a tool as running before it finishes, as releases that stream part updates do.
+  async "running-tool"() {
+    const tool = (status, extra = {}) =>
+      ev("tool_use", {
+        part: {
+          id: "prt_t",
+          messageID: "msg_1",
+          sessionID: sid,
+          type: "tool",
+          tool: "bash",
+          callID: "call_1",
+          state: { status, input: { command: "sleep 2" }, ...extra },
+        },
+      });
+    await write(process.stdout, stepStart() + tool("running"));
+    await sleep(Number(env.FAKE_TOOL_MS ?? 2000));
+    await write(process.stdout, tool("completed", { output: "", title: "sleep 2", time: { start: 1, end: 2001 } }));
+    await write(process.stdout, text("done") + stepFinish());
+  },
   // Only garbage.
   async garbage() {
     await write(process.stdout, "Segmentation fault?\n<html>nope</html>\n[1,2,3]\n\x00\x01binary\n");

@@ -1,5 +1,5 @@
 // The fixture tests' view of src/turn/replay.ts, with a fixed clock and workspace.
-import type { OcEvent, ResultEvent } from "../../src/events/schema.js";
+import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import type { TurnEnd } from "../../src/outcome/classify.js";
 import { replayRecording } from "../../src/turn/replay.js";
 
@@ -11,7 +11,7 @@ export function replayStreams(
   end: Partial<TurnEnd> & { exitCode?: number | null; signal?: string | null } = {},
   options: {
     workspace?: string;
-    resume?: string | null;
+    session?: string | null;
     maxOutputBytes?: number;
     maxLineBytes?: number;
     stderrFirst?: boolean;
@@ -25,7 +25,7 @@ export function replayStreams(
     exitCode: exitCode ?? 0,
     signal: signal ?? null,
     workspace: options.workspace ?? "/tmp/oc-exec-fixture/workspace",
-    resume: options.resume,
+    session: options.session,
     maxOutputBytes: options.maxOutputBytes,
     maxLineBytes: options.maxLineBytes,
     stderrFirst: options.stderrFirst,

@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { OcEvent, ResultEvent } from "../../src/events/schema.js";
+import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { checkStream } from "./schema-check.js";
 
 export const BIN = fileURLToPath(new URL("../../bin/oc-exec.js", import.meta.url));

@@ -1,7 +1,8 @@
 // The classification table, row by row, through the pure core (no process).
 import { describe, expect, it } from "vitest";
 import { classifyOutcome, type TurnEnd } from "../../src/outcome/classify.js";
-import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/outcome/exit-codes.js";
+import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
+import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { Normalizer } from "../../src/events/normalize.js";
 import { replayStreams } from "../support/replay.js";
 
@@ -181,7 +182,7 @@ describe("classifyOutcome", () => {
   });
 
   it("our own stops and launch problems come first, in the documented order", () => {
-    const facts = new Normalizer({ workspace: "/w", resume: null, maxOutputBytes: 10 }, () => {}).facts;
+    const facts = new Normalizer({ workspace: "/w", session: null, maxOutputBytes: 10 }, () => {}).facts;
     facts.errors.push({
       class: "api_error",
       name: "APIError",
@@ -196,11 +197,13 @@ describe("classifyOutcome", () => {
       launchError: null,
       internalError: null,
       process: { exitCode: 1, signal: null },
+      outputError: null,
       ...e,
     });
-    expect(classifyOutcome(facts, end({ stop: { kind: "interrupted", signal: "SIGINT" } })).class).toBe("interrupted");
-    expect(classifyOutcome(facts, end({ stop: { kind: "terminated", signal: "SIGTERM" } })).class).toBe("terminated");
-    expect(classifyOutcome(facts, end({ stop: { kind: "timeout", timeout: "turn", ms: 90_000 } }))).toEqual({
+    const classify = (e: Partial<TurnEnd>) => classifyOutcome(facts, end(e), FLAG_LABELS);
+    expect(classify({ stop: { kind: "interrupted", signal: "SIGINT" } }).class).toBe("interrupted");
+    expect(classify({ stop: { kind: "terminated", signal: "SIGTERM" } }).class).toBe("terminated");
+    expect(classify({ stop: { kind: "timeout", timeout: "turn", ms: 90_000 } })).toEqual({
       class: "timeout",
       error: {
         name: "TimeoutError",
@@ -210,20 +213,16 @@ describe("classifyOutcome", () => {
         timeout: { kind: "turn", ms: 90_000 },
       },
     });
-    expect(
-      classifyOutcome(facts, end({ stop: { kind: "budget", limit: "steps", max: 3, used: 4 } })).error,
-    ).toMatchObject({
+    expect(classify({ stop: { kind: "budget", limit: "steps", max: 3, used: 4 } }).error).toMatchObject({
       name: "BudgetExceeded",
-      message: "--max-steps 3 was crossed: the turn used 4; oc-exec stopped it",
+      message: "--max-steps 3 was crossed: opencode started step 4; oc-exec stopped it",
       budget: { limit: "steps", max: 3, used: 4 },
     });
-    expect(classifyOutcome(facts, end({ launchError: { name: "UsageError", message: "bad flag" } })).class).toBe(
-      "config_error",
-    );
-    expect(classifyOutcome(facts, end({})).class).toBe("api_error");
+    expect(classify({ launchError: { name: "UsageError", message: "bad flag" } }).class).toBe("config_error");
+    expect(classify({}).class).toBe("api_error");
     facts.errors.length = 0;
-    expect(classifyOutcome(facts, end({})).class).toBe("approval_denied");
-    expect(classifyOutcome(facts, end({ internalError: { message: "bug" } })).class).toBe("internal_error");
+    expect(classify({}).class).toBe("approval_denied");
+    expect(classify({ internalError: { message: "bug" } }).class).toBe("internal_error");
   });
 
   it("the precedence list names every class once, success last", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseAmount, parseCount, parseDuration } from "../../src/cli/duration.js";
+import { parseAmount, parseCount, parseDurationFlag as parseDuration } from "../../src/cli/duration.js";
 
 describe("parseDuration", () => {
   it.each([

@@ -19,6 +19,7 @@ describe("--help", () => {
     ])
       expect(help).toContain(heading);
     expect(help).toContain("jq -r 'select(.type==\"result\") | .text'");
-    expect(help).toContain("case $? in");
+    expect(help).toContain("|| status=$?");
+    expect(help).toContain("case $status in");
   });
 });

@@ -1,7 +1,22 @@
 // A bug inside oc-exec still ends in a result line with class internal_error (70).
 import { describe, expect, it } from "vitest";
-import { executeTurn } from "../../src/turn/execute.js";
-import type { OcEvent } from "../../src/events/schema.js";
+import { TurnControl } from "../../src/turn/control.js";
+import { executeTurn as execute } from "../../src/turn/execute.js";
+import type { RunTurnOptions } from "../../src/turn/options.js";
+import { type Internals, resolveTurnOptions } from "../../src/turn/resolve-options.js";
+
+/** The engine with options resolved as runTurn resolves them. */
+const executeTurn = (
+  options: Omit<RunTurnOptions, "prompt"> & { prompt: string | Internals["prompt"] },
+  sink: Parameters<typeof execute>[1],
+  control = new TurnControl(),
+) => {
+  const { prompt, ...rest } = options;
+  const resolved =
+    typeof prompt === "string" ? resolveTurnOptions({ ...rest, prompt }) : resolveTurnOptions(rest, { prompt });
+  return execute(resolved, sink, control);
+};
+import type { OcEvent } from "../../src/contract/schema.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 
 describe("internal errors", () => {
@@ -73,7 +88,6 @@ describe("runTurn", () => {
   });
 
   it("a turn stopped while its consumer holds it back is read again, so opencode shuts down gracefully instead of by SIGKILL", async () => {
-    const { TurnControl } = await import("../../src/turn/control.js");
     const control = new TurnControl();
     // A graceful opencode: on SIGTERM it writes a last line, waits until that is out, exits 0.
     // Held back, the write would never get out and only SIGKILL would end it.
@@ -109,7 +123,7 @@ describe("the launcher without a build", () => {
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
     const { spawnSync } = await import("node:child_process");
-    const { EXIT_CODES } = await import("../../src/outcome/exit-codes.js");
+    const { EXIT_CODES } = await import("../../src/contract/exit-codes.js");
     const bin = join(mkdtempSync(join(tmpdir(), "oc-exec-nobuild-")), "bin");
     mkdirSync(bin);
     for (const file of ["oc-exec.js", "package.json"])

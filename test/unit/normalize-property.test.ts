@@ -2,7 +2,7 @@
 // against the published schema, seq is contiguous, and exactly one result comes last.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { validateStream } from "../../src/events/validate-stream.js";
+import { validateStream } from "../../src/contract/validate-stream.js";
 import { fixtureVersions, loadFixture } from "../support/fixtures.js";
 import { replayStreams } from "../support/replay.js";
 

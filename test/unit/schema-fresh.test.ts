@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { renderJsonSchema } from "../../src/events/json-schema.js";
+import { renderJsonSchema } from "../../src/contract/json-schema.js";
 
 describe("schemas/oc-exec-events.schema.json", () => {
   it("is what the zod schemas generate (run `npm run schema` after changing them)", () => {

@@ -1,7 +1,7 @@
 // Checks an oc-exec JSONL stream against the contract: every line valid against the schema,
 // seq contiguous from 0, run.started first, exactly one result and it is last, and exit_code
 // consistent with class. Used by `oc-exec validate` and inside the end-to-end tests.
-import { EXIT_CODES } from "../outcome/exit-codes.js";
+import { EXIT_CODES } from "./exit-codes.js";
 import { EventSchema, type OcEvent } from "./schema.js";
 
 export type StreamProblem = { line: number; message: string };

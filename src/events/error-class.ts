@@ -1,6 +1,6 @@
 // Maps one opencode error (by name, as 1.x names them, or by the looser 2.x `type`) to the
 // outcome class it stands for. The turn's overall class is decided in classify.ts.
-import type { OutcomeClass } from "./exit-codes.js";
+import type { OutcomeClass } from "../contract/exit-codes.js";
 
 const CONFIG_ERRORS = new Set([
   "ProviderAuthError",

@@ -3,7 +3,7 @@
 // Production code builds these values directly and does not validate them on the hot path; the
 // tests validate every line we write, with zod and independently with ajv.
 import { z } from "zod";
-import { OUTCOME_CLASSES } from "../outcome/exit-codes.js";
+import { OUTCOME_CLASSES } from "./exit-codes.js";
 
 import { SCHEMA_VERSION } from "./schema-version.js";
 

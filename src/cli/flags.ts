@@ -1,0 +1,151 @@
+// Flags in, options out: what the command line gives, as the library's options plus the few
+// settings only the CLI has (prompt sources, progress display). Defaults are not applied here:
+// resolveTurnOptions owns them, so an unset flag stays undefined.
+import type { OptionLabels } from "../outcome/labels.js";
+import { splitList } from "../opencode/permissions.js";
+import type { RunTurnOptions } from "../turn/options.js";
+import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
+import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
+
+export type RawFlags = {
+  model?: string;
+  agent?: string;
+  variant?: string;
+  thinking?: boolean;
+  dir?: string;
+  session?: string;
+  title?: string;
+  file?: string[];
+  pure?: boolean;
+  auto?: boolean;
+  dangerouslySkipPermissions?: boolean;
+  opencode?: string;
+  promptFile?: string;
+  continue?: boolean;
+  fork?: boolean;
+  allow?: string[];
+  deny?: string[];
+  config?: string[];
+  mcp?: string[];
+  outputSchema?: string;
+  outputLastMessage?: string;
+  ephemeral?: boolean;
+  export?: boolean;
+  includeRaw?: boolean;
+  stdinTimeout?: string;
+  timeout?: string;
+  startupTimeout?: string;
+  idleTimeout?: string;
+  killAfter?: string;
+  maxOutputBytes?: string;
+  maxSteps?: string;
+  maxTokens?: string;
+  maxCostUsd?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  timestamps?: boolean;
+  color?: "auto" | "always" | "never";
+  version?: boolean;
+};
+
+/** How the CLI names each option in messages: the one flag-name table. */
+export const FLAG_LABELS: OptionLabels = {
+  dir: "--dir",
+  files: "--file",
+  allow: "--allow",
+  deny: "--deny",
+  config: "--config/--mcp",
+  outputSchema: "--output-schema",
+  outputLastMessage: "--output-last-message",
+  timeoutMs: "--timeout",
+  startupTimeoutMs: "--startup-timeout",
+  idleTimeoutMs: "--idle-timeout",
+  killAfterMs: "--kill-after",
+  maxSteps: "--max-steps",
+  maxTokens: "--max-tokens",
+  maxCostUsd: "--max-cost-usd",
+  maxOutputBytes: "--max-output-bytes",
+};
+
+/** The CLI's own settings: where the prompt comes from and how progress is shown. */
+export type CliSettings = {
+  args: string[];
+  promptFile: string | null;
+  /** With a prompt argument, how long piped stdin has to send its first byte. */
+  stdinTimeoutMs: number;
+  display: Display;
+};
+
+export type Display = {
+  quiet: boolean;
+  verbose: boolean;
+  timestamps: boolean;
+  color: "auto" | "always" | "never";
+};
+
+export const STDIN_TIMEOUT_DEFAULT = "5s";
+
+export function displayFrom(flags: RawFlags): Display {
+  return {
+    quiet: flags.quiet ?? false,
+    verbose: flags.verbose ?? false,
+    timestamps: flags.timestamps ?? false,
+    color: flags.color ?? "auto",
+  };
+}
+
+/** --quiet as typed, for a command line that did not parse (a usage error is quiet too). */
+export function quietRequested(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "-q" || a === "--quiet" || /^-[a-zA-Z]*q/.test(a));
+}
+
+export function optionsFromFlags(
+  flags: RawFlags,
+  args: string[],
+): { options: Omit<RunTurnOptions, "prompt" | "env">; cli: CliSettings } {
+  const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
+  const count = (v: string | undefined, flag: string, min = 0) =>
+    v === undefined ? undefined : parseCount(v, flag, { min });
+  const config = [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)];
+  return {
+    options: {
+      opencode: flags.opencode,
+      dir: flags.dir,
+      model: flags.model,
+      agent: flags.agent,
+      variant: flags.variant,
+      session: flags.session,
+      continue: flags.continue,
+      fork: flags.fork,
+      title: flags.title,
+      pure: flags.pure,
+      ephemeral: flags.ephemeral,
+      allow: flags.allow ? splitList(flags.allow) : undefined,
+      deny: flags.deny ? splitList(flags.deny) : undefined,
+      auto: flags.auto || flags.dangerouslySkipPermissions || undefined,
+      config: config.length > 0 ? config : undefined,
+      files: flags.file,
+      thinking: flags.thinking,
+      outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : undefined,
+      outputLastMessage: flags.outputLastMessage,
+      timeoutMs: duration(flags.timeout, "--timeout"),
+      startupTimeoutMs: duration(flags.startupTimeout, "--startup-timeout"),
+      idleTimeoutMs: duration(flags.idleTimeout, "--idle-timeout"),
+      killAfterMs: duration(flags.killAfter, "--kill-after"),
+      maxSteps: count(flags.maxSteps, "--max-steps"),
+      maxTokens: count(flags.maxTokens, "--max-tokens"),
+      maxCostUsd: flags.maxCostUsd === undefined ? undefined : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
+      maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
+      includeRaw: flags.includeRaw,
+      // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
+      export: flags.export === false ? false : undefined,
+    },
+    cli: {
+      args,
+      promptFile: flags.promptFile ?? null,
+      stdinTimeoutMs: parseDurationFlag(flags.stdinTimeout ?? STDIN_TIMEOUT_DEFAULT, "--stdin-timeout"),
+      display: displayFrom(flags),
+    },
+  };
+}

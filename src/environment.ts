@@ -1,0 +1,11 @@
+// The environment variables oc-exec itself reads: all of them, here and nowhere else.
+export type OcExecEnvironment = {
+  /** OC_EXEC_OPENCODE: the opencode binary to use when no option names one. */
+  opencode: string | null;
+  /** OC_EXEC_EXPORT=0: never run `opencode export` after a turn. */
+  exportOff: boolean;
+};
+
+export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
+  return { opencode: env.OC_EXEC_OPENCODE || null, exportOff: env.OC_EXEC_EXPORT === "0" };
+}

@@ -1,0 +1,37 @@
+// The one way oc-exec runs opencode's short side commands (`--version`, `run --help`, `export`,
+// `session delete`, `models`, `auth list`): bounded in time, never a shell, output buffered.
+// execa is loaded on first use: `oc-exec --version` with a known binary never needs it.
+export type SideCommand = { ok: boolean; exitCode: number | null; stdout: string; stderr: string };
+
+export type SideCommandOptions = { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number };
+
+export async function runSideCommand(
+  binary: string,
+  args: string[],
+  options: SideCommandOptions,
+): Promise<SideCommand> {
+  const { execa } = await import("execa");
+  const result = await execa(binary, args, {
+    env: options.env,
+    extendEnv: options.env === undefined,
+    cwd: options.cwd,
+    timeout: options.timeoutMs,
+    killSignal: "SIGKILL",
+    reject: false,
+    stdin: "ignore",
+    maxBuffer: 256 * 1024 * 1024,
+    stripFinalNewline: false,
+  });
+  const text = (value: unknown) => (typeof value === "string" ? value : "");
+  return {
+    ok: !result.failed,
+    exitCode: result.exitCode ?? null,
+    stdout: text(result.stdout),
+    stderr: text(result.stderr),
+  };
+}
+
+/** The last line of a failed command's stderr, for a message. */
+export function lastLine(text: string): string {
+  return text.trim().split("\n").at(-1) ?? "";
+}

@@ -1,0 +1,42 @@
+// What the caller calls each option, for messages. A library caller reads `timeoutMs`, a CLI user
+// `--timeout`: the CLI passes its flag names (cli/flags.ts), and no library message speaks in flags.
+export type OptionName =
+  | "dir"
+  | "files"
+  | "allow"
+  | "deny"
+  | "config"
+  | "outputSchema"
+  | "outputLastMessage"
+  | "timeoutMs"
+  | "startupTimeoutMs"
+  | "idleTimeoutMs"
+  | "killAfterMs"
+  | "maxSteps"
+  | "maxTokens"
+  | "maxCostUsd"
+  | "maxOutputBytes";
+
+export type OptionLabels = Record<OptionName, string>;
+
+export const API_LABELS: OptionLabels = {
+  dir: "dir",
+  files: "files",
+  allow: "allow",
+  deny: "deny",
+  config: "config",
+  outputSchema: "outputSchema",
+  outputLastMessage: "outputLastMessage",
+  timeoutMs: "timeoutMs",
+  startupTimeoutMs: "startupTimeoutMs",
+  idleTimeoutMs: "idleTimeoutMs",
+  killAfterMs: "killAfterMs",
+  maxSteps: "maxSteps",
+  maxTokens: "maxTokens",
+  maxCostUsd: "maxCostUsd",
+  maxOutputBytes: "maxOutputBytes",
+};
+
+/** The option behind each budget, and behind each timeout. */
+export const BUDGET_OPTION = { steps: "maxSteps", tokens: "maxTokens", cost_usd: "maxCostUsd" } as const;
+export const TIMEOUT_OPTION = { turn: "timeoutMs", startup: "startupTimeoutMs", idle: "idleTimeoutMs" } as const;

@@ -1,0 +1,73 @@
+// Work after opencode has exited and before the result is written: export (model and cost),
+// the ephemeral session's deletion, the output-schema check and the last-message file. Returns
+// what it found; its warnings go out as events.
+import type { Normalizer } from "../events/normalize.js";
+import type { Invocation } from "../opencode/invocation.js";
+import { deleteSession, exportSession } from "../opencode/session-commands.js";
+import type { StopReason } from "../outcome/classify.js";
+import { writeFileAtomic } from "../output/last-message.js";
+import { DEFAULTS } from "./options.js";
+import type { ResolvedTurn } from "./resolve-options.js";
+import { checkStructuredOutput } from "./structured-output.js";
+
+export type AfterTurn = {
+  model: string | null;
+  costUsd: number | undefined;
+  structuredOutput: { value: unknown } | undefined;
+  sessionDeleted: boolean | undefined;
+  /** The final answer failed the output schema. */
+  outputError: string | null;
+};
+
+const STOPPED_BY_USER = new Set<StopReason["kind"]>(["interrupted", "terminated", "broken_pipe"]);
+
+export async function afterTurn(
+  options: ResolvedTurn,
+  normalizer: Normalizer,
+  invocation: Invocation,
+  stop: StopReason | null,
+): Promise<AfterTurn> {
+  const facts = normalizer.facts;
+  const ctx = {
+    binary: invocation.file,
+    env: invocation.env,
+    cwd: invocation.cwd,
+    timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
+  };
+  const after: AfterTurn = {
+    model: options.model,
+    costUsd: undefined,
+    structuredOutput: undefined,
+    sessionDeleted: undefined,
+    outputError: null,
+  };
+  if (facts.sessionId && options.export && !(stop && STOPPED_BY_USER.has(stop.kind))) {
+    const exported = await exportSession(ctx, facts.sessionId);
+    if ("error" in exported) normalizer.warning("export_failed", exported.error);
+    else {
+      after.model = exported.model ?? after.model;
+      if (facts.costUsd === 0 && exported.costUsd) after.costUsd = exported.costUsd;
+    }
+  }
+  if (options.ephemeral) {
+    const deleted = facts.sessionId ? await deleteSession(ctx, facts.sessionId) : { error: null };
+    after.sessionDeleted = deleted === true;
+    if (deleted !== true && deleted.error) normalizer.warning("delete_failed", deleted.error);
+  }
+  if (options.outputSchema && stop === null) {
+    const check = checkStructuredOutput(options.outputSchema, facts.finalText, options.labels.outputSchema);
+    if ("value" in check) after.structuredOutput = check;
+    else after.outputError = check.error;
+  }
+  if (options.outputLastMessage && facts.finalText !== null) {
+    try {
+      writeFileAtomic(options.outputLastMessage, facts.finalText);
+    } catch (error) {
+      normalizer.warning(
+        "output_last_message_failed",
+        `could not write ${options.labels.outputLastMessage} ${options.outputLastMessage}: ${(error as Error).message}`,
+      );
+    }
+  }
+  return after;
+}

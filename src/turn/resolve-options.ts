@@ -1,0 +1,125 @@
+// The one place options are resolved: defaults applied, paths made absolute, the environment read,
+// numbers checked. Everything downstream reads only the ResolvedTurn this returns.
+import { resolve } from "node:path";
+import { readEnvironment } from "../environment.js";
+import type { Clock } from "../events/emitter.js";
+import { ConfigError } from "../outcome/errors.js";
+import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
+import { DEFAULTS, type RunTurnOptions } from "./options.js";
+
+export type Warning = { code: string; message: string };
+/** Reads the prompt once run.started is out (the CLI may wait on stdin); internal, not public. */
+export type PromptReader = () => Promise<{ text: string; warnings: Warning[] }>;
+
+export type ResolvedTurn = {
+  prompt: PromptReader;
+  /** An explicitly chosen binary (option or $OC_EXEC_OPENCODE), else null: bundled, then PATH. */
+  opencode: string | null;
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  model: string | null;
+  agent: string | null;
+  variant: string | null;
+  session: string | null;
+  continue: boolean;
+  fork: boolean;
+  title: string | null;
+  pure: boolean;
+  ephemeral: boolean;
+  allow: string[];
+  deny: string[];
+  auto: boolean;
+  config: Record<string, unknown>[];
+  files: string[];
+  thinking: boolean;
+  outputSchema: object | null;
+  outputLastMessage: string | null;
+  /** null = off. */
+  timeoutMs: number | null;
+  startupTimeoutMs: number | null;
+  idleTimeoutMs: number | null;
+  killAfterMs: number;
+  maxSteps: number | null;
+  maxTokens: number | null;
+  maxCostUsd: number | null;
+  maxOutputBytes: number;
+  maxLineBytes: number;
+  includeRaw: boolean;
+  export: boolean;
+  signal: AbortSignal | null;
+  onStderrLine: ((line: string) => void) | null;
+  onToolStarted: ((tool: string, callId: string | null) => void) | null;
+  labels: OptionLabels;
+  clock: Clock;
+};
+
+/** What only oc-exec's own callers (the CLI, tests) pass: never part of the public options. */
+export type Internals = { prompt?: PromptReader; labels?: OptionLabels; clock?: Clock; maxLineBytes?: number };
+
+export function resolveTurnOptions(
+  options: Omit<RunTurnOptions, "prompt"> & { prompt?: string },
+  internals: Internals = {},
+): ResolvedTurn {
+  const labels = internals.labels ?? API_LABELS;
+  const env = options.env ?? process.env;
+  const own = readEnvironment(env);
+  const number = (name: OptionName, value: number | undefined, fallback: number, { whole = true } = {}) => {
+    if (value === undefined) return fallback;
+    if (!Number.isFinite(value) || value < 0 || (whole && !Number.isInteger(value)))
+      throw new ConfigError(`${labels[name]} must be a non-negative ${whole ? "whole " : ""}number, not ${value}`);
+    return value;
+  };
+  const positive = (name: OptionName, value: number) => {
+    if (value === 0) throw new ConfigError(`${labels[name]} must be at least 1`);
+    return value;
+  };
+  // 0 turns a limit off; so does leaving it out where the default is off.
+  const limit = (name: OptionName, value: number | undefined, fallback: number, whole = true) =>
+    number(name, value, fallback, { whole }) || null;
+  const model = options.model ?? null;
+  const prompt = options.prompt;
+  return {
+    prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
+    opencode: options.opencode ?? own.opencode,
+    env,
+    dir: resolve(options.dir ?? DEFAULTS.dir),
+    model,
+    agent: options.agent ?? null,
+    variant: options.variant ?? null,
+    session: options.session ?? null,
+    continue: options.continue ?? false,
+    fork: options.fork ?? false,
+    title: options.title ?? null,
+    pure: options.pure ?? false,
+    ephemeral: options.ephemeral ?? false,
+    allow: options.allow ?? [],
+    deny: options.deny ?? [],
+    auto: options.auto ?? false,
+    config: options.config ?? [],
+    files: (options.files ?? []).map((f) => resolve(f)),
+    thinking: options.thinking ?? false,
+    outputSchema: options.outputSchema ?? null,
+    outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
+    timeoutMs: limit("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs),
+    startupTimeoutMs: limit("startupTimeoutMs", options.startupTimeoutMs, DEFAULTS.startupTimeoutMs),
+    idleTimeoutMs: limit("idleTimeoutMs", options.idleTimeoutMs, DEFAULTS.idleTimeoutMs),
+    killAfterMs: number("killAfterMs", options.killAfterMs, DEFAULTS.killAfterMs),
+    maxSteps: options.maxSteps === undefined ? null : number("maxSteps", options.maxSteps, 0),
+    maxTokens: options.maxTokens === undefined ? null : number("maxTokens", options.maxTokens, 0),
+    maxCostUsd: options.maxCostUsd === undefined ? null : number("maxCostUsd", options.maxCostUsd, 0, { whole: false }),
+    maxOutputBytes: positive(
+      "maxOutputBytes",
+      number("maxOutputBytes", options.maxOutputBytes, DEFAULTS.maxOutputBytes),
+    ),
+    maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
+    includeRaw: options.includeRaw ?? false,
+    // opencode's stream never names the model; export does, at the cost of another opencode start,
+    // so by default only when the caller did not name the model. OC_EXEC_EXPORT=0 turns it off.
+    export: options.export ?? (own.exportOff ? false : model === null),
+    signal: options.signal ?? null,
+    onStderrLine: options.onStderrLine ?? null,
+    onToolStarted: options.onToolStarted ?? null,
+    labels,
+    clock: internals.clock ?? Date.now,
+  };
+}

@@ -1,0 +1,117 @@
+// Runs one turn's upstream source: feeds its lines to the turn core, enforces the timeouts and
+// budgets, and stops the source through one path (signals, timeouts, budgets, a blocked prompt, a
+// bug of ours). While the consumer is behind, the source is held back (flow control). Returns what
+// it found; it writes no shared state.
+import type { UpstreamSource } from "../events/upstream-source.js";
+import type { ProcessEnd, StopReason } from "../outcome/classify.js";
+import { checkBudgets } from "./budget.js";
+import type { TurnControl } from "./control.js";
+import type { ResolvedTurn } from "./resolve-options.js";
+import { TurnTimers } from "./timers.js";
+import type { TurnCore } from "./turn-core.js";
+
+const CONFIG_ERROR_GRACE_MS = 3000;
+
+export type SourceRun = {
+  stop: StopReason | null;
+  process: ProcessEnd | null;
+  /** The source never started. */
+  failure: { name: string; message: string } | null;
+  internalError: { message: string } | null;
+};
+
+const messageOf = (error: unknown) => (error instanceof Error ? (error.stack ?? error.message) : String(error));
+
+export async function runSource(
+  source: UpstreamSource,
+  options: ResolvedTurn,
+  core: TurnCore,
+  control: TurnControl,
+): Promise<SourceRun> {
+  const { normalizer } = core;
+  const warned = new Set<"steps" | "tokens" | "cost_usd">();
+  let stopped: StopReason | null = null;
+  let internalError: SourceRun["internalError"] = null;
+  let sawJson = false;
+
+  // The one abort path: signals, timeouts and budgets all come through here.
+  const stop = (reason: StopReason) => {
+    if (stopped !== null) {
+      // A second Ctrl-C: no more grace.
+      if (reason.kind === "interrupted") running.stop(true);
+      return;
+    }
+    stopped = reason;
+    // From here on the source is read whether or not anyone keeps up: a consumer that stopped
+    // reading must not keep a dying turn from ending.
+    running.hold(false);
+    running.stop(false);
+  };
+
+  const timers = new TurnTimers(
+    { turnMs: options.timeoutMs, startupMs: options.startupTimeoutMs, idleMs: options.idleTimeoutMs },
+    (kind, ms) => stop({ kind: "timeout", timeout: kind, ms }),
+  );
+
+  // A bug in our own line handling must not crash the process or lose the result: record it,
+  // stop the turn, and let the classifier report internal_error.
+  const guard =
+    <T>(handle: (value: T) => void) =>
+    (value: T) => {
+      try {
+        handle(value);
+      } catch (error) {
+        internalError ??= { message: messageOf(error) };
+        stop({ kind: "internal" });
+      }
+    };
+
+  // Some releases (1.0) report a configuration error on stderr and then wait forever; when that
+  // happens before any JSON event, give opencode a moment, then stop it.
+  let configGrace: NodeJS.Timeout | null = null;
+  const running = source.start({
+    eventLine: guard((line) => {
+      timers.activity();
+      core.eventLine(line);
+      if (!sawJson && normalizer.facts.stream.json_lines > 0) {
+        sawJson = true;
+        timers.firstJson();
+      } else if (!sawJson) timers.signOfLife();
+      if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
+      const check = checkBudgets(normalizer.facts, options, warned);
+      for (const w of check.warnings) normalizer.warning(w.code, w.message);
+      if (check.exceeded) stop(check.exceeded);
+    }),
+    logLine: guard((text) => {
+      timers.activity();
+      if (!sawJson) timers.signOfLife();
+      core.logLine(text);
+      options.onStderrLine?.(text);
+      if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
+        configGrace = setTimeout(() => {
+          if (!sawJson) stop({ kind: "blocked" });
+        }, CONFIG_ERROR_GRACE_MS);
+      }
+    }),
+  });
+  timers.start();
+  const unsubscribe = control.subscribe(stop);
+  if (control.reason) stop(control.reason);
+  const hold = (held: boolean) => {
+    if (held && stopped !== null) return;
+    running.hold(held);
+    timers.hold(held);
+  };
+  const unsubscribeFlow = control.onBackpressure(hold);
+  if (control.isHeld) hold(true);
+
+  try {
+    const ended = await running.done;
+    return { stop: stopped, process: ended.process, failure: ended.failure, internalError };
+  } finally {
+    timers.clear();
+    if (configGrace) clearTimeout(configGrace);
+    unsubscribe();
+    unsubscribeFlow();
+  }
+}

@@ -1,0 +1,175 @@
+// The command line as a new user meets it: help, versions, resume, usage errors, and the checks
+// that must refuse a turn before it starts. Real opencode where it matters, the fake elsewhere.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { waitFor } from "../support/procs.js";
+import { BIN, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
+
+const e2e = useE2E();
+
+describe("help and versions", () => {
+  it.each([[["--version", "-q"]], [["-q", "--version"]], [["--verbose", "--version"]]])(
+    "%j prints both versions and exits 0",
+    async (args) => {
+      const run = await runCliRaw(args, { env: e2e.home.env });
+      expect(run.code).toBe(0);
+      expect(run.stdout.split("\n")).toEqual([
+        `oc-exec ${OWN_VERSION}`,
+        expect.stringMatching(/^opencode 1\.18\.33 \(.*opencode, tested\)$/),
+        "",
+      ]);
+    },
+  );
+
+  it("--version --opencode X asks that binary", async () => {
+    const env = { ...e2e.home.env, FAKE_OPENCODE_VERSION: "1.99.0" };
+    const run = await runCliRaw(["--version", "--opencode", FAKE_OPENCODE], { env });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      `oc-exec ${OWN_VERSION}\nopencode 1.99.0 (${FAKE_OPENCODE}, untested; oc-exec is tested with 1.0.185 to 1.18.33)\n`,
+    );
+  });
+
+  it("`help` and `help doctor` show help, as --help advertises, and run no turn", async () => {
+    const help = await runCliRaw(["help"], { env: e2e.home.env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: oc-exec \[options\] \[command\] \[prompt\.\.\.\]/);
+    expect(help.stdout).toContain("  resume [session]");
+    const doctor = await runCliRaw(["help", "doctor"], { env: e2e.home.env });
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^Usage: oc-exec doctor \[options\]/);
+    expect(e2e.server.requests).toEqual([]);
+  });
+
+  it("--help -q into a reader that leaves early: no EPIPE trace, exit 0", () => {
+    const out = spawnSync(
+      "bash",
+      ["-c", `"${process.execPath}" "${BIN}" --help -q | head -3; echo "status=\${PIPESTATUS[0]}"`],
+      {
+        env: e2e.home.env,
+        encoding: "utf8",
+      },
+    );
+    expect(out.stdout.split("\n").slice(0, 1)).toEqual(["Usage: oc-exec [options] [command] [prompt...]"]);
+    expect(out.stdout).toContain("status=0");
+    expect(out.stderr).toBe("");
+  });
+});
+
+describe("usage errors", () => {
+  it("-q is honoured when a flag is invalid: the error and the hint, no summary", async () => {
+    const run = await e2e.run(["-q", "--modle", "x", "hi"]);
+    expect(run.code).toBe(5);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.stderr).toBe(
+      "error: unknown option '--modle'\n(Did you mean --model?)\nRun oc-exec --help for usage.\n",
+    );
+  });
+
+  it("compound durations and bare seconds are accepted; 0 turns the timeout off", async () => {
+    const env = { ...e2e.home.env, FAKE_OPENCODE_MODE: "ok" };
+    for (const timeout of ["1m30s", "90", "0"]) {
+      const run = await e2e.run(["-q", "--opencode", FAKE_OPENCODE, "--timeout", timeout, "hi"], { env });
+      expect(run.code).toBe(0);
+      expect(run.result.class).toBe("success");
+    }
+  });
+});
+
+describe("resume, wherever it stands", () => {
+  const recorded = (file: string) => JSON.parse(readFileSync(file, "utf8")) as { argv: string[]; stdin: string };
+  it.each([
+    [
+      ["-q", "resume", "ses_fake0000000000000000000001", "go on"],
+      ["--session", "ses_fake0000000000000000000001"],
+      "go on",
+    ],
+    [["-q", "resume", "--last", "go on"], ["--continue"], "go on"],
+    [
+      ["--color", "never", "-q", "resume", "ses_fake0000000000000000000001", "go on"],
+      ["--session", "ses_fake0000000000000000000001"],
+      "go on",
+    ],
+  ])("%j", async (args, flags, prompt) => {
+    const record = join(mkdtempSync(join(e2e.home.root, "rec-")), "call.json");
+    const env = { ...e2e.home.env, FAKE_OPENCODE_MODE: "ok", FAKE_OPENCODE_RECORD: record };
+    const run = await e2e.run(["--opencode", FAKE_OPENCODE, ...args], { env });
+    expect(run.code).toBe(0);
+    const call = recorded(record);
+    const at = call.argv.indexOf(flags[0]!);
+    expect(call.argv.slice(at, at + flags.length)).toEqual(flags);
+    expect(call.stdin).toBe(prompt);
+  });
+});
+
+describe("refused before the turn starts", () => {
+  it("an OPENCODE_PERMISSION that is not valid JSON: config_error, 5, and no model call (opencode would ignore it and run bash)", async () => {
+    const before = e2e.server.requests.length;
+    const env = { ...e2e.home.env, OPENCODE_PERMISSION: '{"bash": "deny"' };
+    const run = await e2e.run(["-q", "scenario:tool run echo"], { env });
+    expect(run.code).toBe(5);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.result.error).toMatchObject({ name: "PermissionConfigError" });
+    expect(run.result.error!.message).toMatch(
+      /^OPENCODE_PERMISSION is not valid JSON \(.*\); opencode would ignore it/,
+    );
+    expect(e2e.server.requests.length).toBe(before);
+    const doctor = await runCliRaw(["doctor"], { env, cwd: e2e.home.workspace });
+    expect(doctor.code).toBe(5);
+    expect(doctor.stderr).toMatch(/✗ inherited permissions: OPENCODE_PERMISSION is not valid JSON/);
+  });
+
+  it("-o into a directory that does not exist: config_error, 5, before any model call", async () => {
+    const before = e2e.server.requests.length;
+    const run = await e2e.run(["-q", "-o", "/nonexistent/dir/answer.txt", "scenario:plain hi"]);
+    expect(run.code).toBe(5);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.result.error).toEqual({
+      name: "OutputPathError",
+      message: "--output-last-message /nonexistent/dir/answer.txt: the directory /nonexistent/dir does not exist",
+      status_code: null,
+      retryable: null,
+    });
+    expect(e2e.server.requests.length).toBe(before);
+  });
+});
+
+describe("progress", () => {
+  it("the spinner shows the running tool from its first sign until it finishes", async () => {
+    const session = `oc-exec-tool-${process.pid}`;
+    const env = { ...e2e.home.env, FAKE_OPENCODE_MODE: "running-tool", FAKE_TOOL_MS: "2500" };
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    execFileSync("tmux", [
+      "new-session",
+      "-d",
+      "-s",
+      session,
+      "-x",
+      "150",
+      "-y",
+      "20",
+      ...envArgs,
+      `${process.execPath} ${BIN} --opencode ${FAKE_OPENCODE} hi > /dev/null; echo "exit=$?"; sleep 30`,
+    ]);
+    try {
+      const frames: string[] = [];
+      await waitFor(
+        () => {
+          frames.push(execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" }));
+          return frames.at(-1)!.includes("exit=");
+        },
+        30_000,
+        "oc-exec to finish in tmux",
+      );
+      expect(frames.some((f) => /step 1 · running bash · 0 tokens/.test(f))).toBe(true);
+      expect(frames.at(-1)).toContain("exit=0");
+      expect(frames.at(-1)).not.toContain("running bash");
+    } finally {
+      execFileSync("tmux", ["kill-session", "-t", session]);
+    }
+  });
+});
