@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../outcome/errors.js";
 import { formatDuration } from "../duration.js";
+import type { Warning } from "../turn/resolve-options.js";
 
 export type PromptInputs = {
   args: string[];
@@ -12,7 +13,7 @@ export type PromptInputs = {
   stdinTimeoutMs: number;
 };
 
-export type PromptRead = { text: string; warnings: { code: string; message: string }[] };
+export type PromptRead = { text: string; warnings: Warning[] };
 
 /** Resolves with the first chunk, null at end of input, or "timeout". */
 function firstChunk(stdin: NodeJS.ReadableStream, timeoutMs: number | null): Promise<Buffer | null | "timeout"> {

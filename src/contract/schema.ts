@@ -4,6 +4,7 @@
 // tests validate every line we write, with zod and independently with ajv.
 import { z } from "zod";
 import { OUTCOME_CLASSES } from "./exit-codes.js";
+import { WARNING_CODES } from "./warning-codes.js";
 
 import { SCHEMA_VERSION } from "./schema-version.js";
 
@@ -12,7 +13,9 @@ export { SCHEMA_VERSION };
 const count = () => z.number().int().min(0);
 const nullableString = (what: string) => z.string().nullable().describe(what);
 
-export const OutcomeClassSchema = z.enum(OUTCOME_CLASSES).describe("How the turn ended; each class has one exit code.");
+export const OutcomeClassSchema = z
+  .enum(OUTCOME_CLASSES)
+  .meta({ id: "OutcomeClass", description: "How the turn ended; each class has one exit code." });
 
 export const UsageSchema = z
   .object({
@@ -24,23 +27,37 @@ export const UsageSchema = z
     total: count().describe("Total tokens as the provider counts them."),
   })
   .strict()
-  .describe("Token usage.");
+  .meta({ id: "Usage", description: "Token usage." });
+
+const TimestampSchema = z.iso
+  .datetime({ precision: 3 })
+  .meta({ id: "Timestamp", description: "When oc-exec wrote the event, ISO 8601 UTC with milliseconds." });
+const SessionIdSchema = z
+  .string()
+  .nullable()
+  .meta({ id: "SessionId", description: "The opencode session id, null until known." });
 
 const base = {
   seq: count().describe("0, 1, 2, ... contiguous within one run."),
-  time: z.iso.datetime({ precision: 3 }).describe("When oc-exec wrote the event, ISO 8601 UTC with milliseconds."),
-  session_id: z.string().nullable().describe("The opencode session id, null until known."),
+  time: TimestampSchema,
+  session_id: SessionIdSchema,
   raw: z.string().optional().describe("With --include-raw: the opencode line this event came from."),
 };
+
+/** "run.started" -> "RunStarted": each event type is one named definition in the JSON Schema. */
+const definitionName = (type: string) => type.replace(/(^|[._])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
 
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) =>
   z
     .object({ type: z.literal(type), ...base, ...shape })
     .strict()
-    .describe(description);
+    .meta({ id: definitionName(type), description });
 
 export const ChangeKindSchema = z.enum(["added", "modified", "deleted"]);
-export const FileChangeSchema = z.object({ path: z.string(), change: ChangeKindSchema }).strict();
+export const FileChangeSchema = z
+  .object({ path: z.string(), change: ChangeKindSchema })
+  .strict()
+  .meta({ id: "FileChange" });
 
 export const PermissionDenialSchema = z
   .object({
@@ -49,7 +66,8 @@ export const PermissionDenialSchema = z
     tool: nullableString("The tool whose call was denied."),
     call_id: nullableString("The denied tool call's id."),
   })
-  .strict();
+  .strict()
+  .meta({ id: "PermissionDenial" });
 
 export const ErrorDetailSchema = z
   .object({
@@ -68,7 +86,8 @@ export const ErrorDetailSchema = z
       .optional()
       .describe("Which budget was crossed, for class budget_exceeded."),
   })
-  .strict();
+  .strict()
+  .meta({ id: "ErrorDetail", description: "Why the turn failed; null on success." });
 
 export const RunStartedSchema = event(
   "run.started",
@@ -136,7 +155,11 @@ export const FileChangedSchema = event("file.changed", FileChangeSchema.shape, "
 export const WarningSchema = event(
   "warning",
   {
-    code: z.string().describe("A stable, machine-readable code, e.g. non_json_line, unknown_event, stdin_timeout."),
+    code: z
+      .string()
+      .describe(
+        `A stable, machine-readable code: ${Object.keys(WARNING_CODES).join(", ")}. More may be added within a schema version.`,
+      ),
     message: z.string(),
   },
   "Something unexpected that did not end the turn.",

@@ -4,7 +4,8 @@
 import { EXIT_CODES } from "./exit-codes.js";
 import { EventSchema, type OcEvent } from "./schema.js";
 
-export type StreamProblem = { line: number; message: string };
+/** A problem at a line (1-based), or with the stream as a whole (line null). */
+export type StreamProblem = { line: number | null; message: string };
 
 export function validateStream(lines: string[]): { events: OcEvent[]; problems: StreamProblem[] } {
   const problems: StreamProblem[] = [];
@@ -32,14 +33,14 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
     lineOf.set(event, line);
   });
   if (events.length === 0) {
-    problems.push({ line: 0, message: "no events" });
+    problems.push({ line: null, message: "no events" });
     return { events, problems };
   }
   if (events[0]!.type !== "run.started")
     problems.push({ line: 1, message: `first event is ${events[0]!.type}, not run.started` });
   const results = events.filter((e) => e.type === "result");
   if (results.length !== 1)
-    problems.push({ line: 0, message: `${results.length} result events, expected exactly one` });
+    problems.push({ line: null, message: `${results.length} result events, expected exactly one` });
   const last = events[events.length - 1]!;
   if (last.type !== "result") problems.push({ line: body.length, message: `last event is ${last.type}, not result` });
   for (const result of results) {

@@ -4,6 +4,7 @@
 import { isConfigStderr } from "./error-class.js";
 import { redact } from "./redact.js";
 import type { EventDraft, FileChange, PermissionDenial, Usage } from "../contract/schema.js";
+import type { WarningCode } from "../contract/warning-codes.js";
 import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
 import { runningToolOf, toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
@@ -113,7 +114,7 @@ export class Normalizer {
   ) {}
 
   /** A warning event, counted in result.stream; also for warnings from outside opencode's streams. */
-  warning(code: string, message: string): void {
+  warning(code: WarningCode, message: string): void {
     this.facts.stream.warnings++;
     this.emit({ type: "warning", code, message: redact(message) });
   }

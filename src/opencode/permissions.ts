@@ -1,5 +1,6 @@
 // --allow and --deny become OPENCODE_PERMISSION. An allow-list makes each listed key `allow` and
 // every other known key `deny`; --deny overrides; a key in both lists is a usage error.
+import type { WarningCode } from "../contract/warning-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { OptionLabels } from "../outcome/labels.js";
 
@@ -22,7 +23,7 @@ export const PERMISSION_KEYS = [
   "websearch",
 ] as const;
 
-export type Policy = { value: Record<string, "allow" | "deny">; warnings: { code: string; message: string }[] };
+export type Policy = { value: Record<string, "allow" | "deny">; warnings: { code: WarningCode; message: string }[] };
 
 export function splitList(values: string[]): string[] {
   return values
@@ -45,7 +46,7 @@ export function buildPolicy(
   const warnings = [...allow, ...deny]
     .filter((k) => !known.has(k))
     .map((k) => ({
-      code: "unknown_permission",
+      code: "unknown_permission" as const,
       message: `${k} is not a permission key oc-exec knows (${PERMISSION_KEYS.join(", ")}); passed to opencode as given`,
     }));
   const value: Record<string, "allow" | "deny"> = {};

@@ -1,5 +1,6 @@
 // Live budgets: after every opencode line, compare what the turn used with maxSteps, maxTokens and
 // maxCostUsd. Pure; the runner stops the turn when a limit is crossed.
+import type { WarningCode } from "../contract/warning-codes.js";
 import type { TurnFacts } from "../events/normalize.js";
 import type { BudgetLimit, StopReason } from "../outcome/classify.js";
 import { BUDGET_OPTION, type OptionLabels } from "../outcome/labels.js";
@@ -20,7 +21,7 @@ function usedOf(facts: TurnFacts, limit: BudgetLimit): number {
 }
 
 export type BudgetCheck = {
-  warnings: { code: string; message: string }[];
+  warnings: { code: WarningCode; message: string }[];
   exceeded: Extract<StopReason, { kind: "budget" }> | null;
 };
 

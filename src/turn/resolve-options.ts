@@ -1,13 +1,14 @@
 // The one place options are resolved: defaults applied, paths made absolute, the environment read,
 // numbers checked. Everything downstream reads only the ResolvedTurn this returns.
 import { resolve } from "node:path";
+import type { WarningCode } from "../contract/warning-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { Clock } from "../events/emitter.js";
 import { ConfigError } from "../outcome/errors.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 
-export type Warning = { code: string; message: string };
+export type Warning = { code: WarningCode; message: string };
 /** Reads the prompt once run.started is out (the CLI may wait on stdin); internal, not public. */
 export type PromptReader = () => Promise<{ text: string; warnings: Warning[] }>;
 

@@ -14,7 +14,9 @@ const Ajv2020 = (require("ajv/dist/2020") as { default: typeof import("ajv").def
 const addFormats = (require("ajv-formats") as { default: typeof import("ajv-formats").default }).default;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);
-const validate = ajv.compile(schema);
+/** The published schema, compiled by an independent validator. */
+export const validate = ajv.compile(schema);
+export const PUBLISHED_SCHEMA = schema;
 
 export function checkStream(stdout: string): OcEvent[] {
   const lines = stdout.split("\n");

@@ -1,0 +1,20 @@
+// Every `warning` event code oc-exec writes, with what it means. The Normalizer only accepts these
+// (the type below), the README lists them (a test keeps the two in step), and new codes may be
+// added within schema version 1: consumers treat an unknown code as a plain warning.
+export const WARNING_CODES = {
+  non_json_line: "opencode printed a line on stdout that is not JSON (the line, clipped, is in the message)",
+  non_object_json: "opencode printed JSON on stdout that is not an event object",
+  malformed_event: "an opencode event lacked a field oc-exec needs; it was skipped",
+  unknown_event: "an opencode event type oc-exec does not know; it was skipped",
+  line_too_long: "an opencode line exceeded the line limit and was skipped",
+  stdin_timeout: "stdin is a pipe that sent nothing in time; the prompt from the arguments was used",
+  agent_fallback: "opencode did not know the agent asked for and fell back to its default",
+  untested_opencode: "the opencode release is not one oc-exec was tested with",
+  unknown_permission: "an --allow/--deny key oc-exec does not know; it was passed to opencode as given",
+  budget_warning: "a budget (--max-steps, --max-tokens, --max-cost-usd) is 80% used",
+  export_failed: "`opencode export` after the turn failed; model and cost may be missing",
+  delete_failed: "`opencode session delete` for --ephemeral failed; the session remains",
+  output_last_message_failed: "the final message could not be written to --output-last-message",
+} as const;
+
+export type WarningCode = keyof typeof WARNING_CODES;
