@@ -11,8 +11,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { TESTED_VERSIONS } from "../src/opencode/features.js";
 import { EXIT_CODES, type OutcomeClass } from "../src/contract/exit-codes.js";
-import { makeHermeticHome, providerConfig } from "../test/support/hermetic-env.js";
-import { scriptedReply, startModelServer } from "../test/support/model-server.js";
+import { makeHermeticHome, providerConfig } from "../src/scripted/hermetic-home.js";
+import { scriptedReply, startModelServer } from "../src/scripted/model-server.js";
 import { parseLines } from "../test/support/run-cli.js";
 import { SCENARIOS, closedPort } from "../test/support/scenarios.js";
 

@@ -14,8 +14,8 @@ import { buildArgs } from "../src/opencode/invocation.js";
 import { bundledBinary } from "../src/opencode/locate.js";
 import { detectOpencode } from "../src/opencode/version.js";
 import type { Features } from "../src/opencode/features.js";
-import { makeHermeticHome, providerConfig } from "../test/support/hermetic-env.js";
-import { scriptedReply, startModelServer } from "../test/support/model-server.js";
+import { makeHermeticHome, providerConfig } from "../src/scripted/hermetic-home.js";
+import { scriptedReply, startModelServer } from "../src/scripted/model-server.js";
 import { SCENARIOS, closedPort, type Scenario } from "../test/support/scenarios.js";
 
 async function record(

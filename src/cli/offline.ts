@@ -78,7 +78,7 @@ export async function validateCommand(
   const { events, problems } = validateStream(text.split("\n"));
   if (flags.json)
     writeStdoutText(`${JSON.stringify({ ok: problems.length === 0, events: events.length, problems })}\n`);
-  for (const p of problems) io.stderr.write(`${file}:${p.line}: ${p.message}\n`);
+  for (const p of problems) io.stderr.write(`${file}${p.line === null ? "" : `:${p.line}`}: ${p.message}\n`);
   io.stderr.write(
     problems.length === 0
       ? `${file}: ${events.length} events, valid\n`

@@ -11,8 +11,8 @@ import { parseArgs } from "node:util";
 import { buildArgs } from "../../src/opencode/invocation.js";
 import { bundledBinary } from "../../src/opencode/locate.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
-import { makeHermeticHome } from "../support/hermetic-env.js";
-import { startModelServer } from "../support/model-server.js";
+import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
+import { startModelServer } from "../../src/scripted/model-server.js";
 import { peakRss } from "../support/procs.js";
 import { writeCorpus } from "./corpus.js";
 

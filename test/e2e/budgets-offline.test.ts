@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { loadFixture } from "../support/fixtures.js";
-import { providerConfig } from "../support/hermetic-env.js";
+import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { eventsOf, runCliRaw } from "../support/run-cli.js";
 
 const e2e = useE2E();
@@ -110,5 +110,16 @@ describe("oc-exec validate", () => {
       "3: exit_code 0 does not match class config_error (5)",
     ]);
     expect(readFileSync(file, "utf8")).toBe(broken);
+  });
+
+  it("a problem with the whole stream names no line", async () => {
+    const good = await e2e.run(["-q", "--opencode", "/nonexistent", "hi"]);
+    const file = join(e2e.home.root, "no-result.jsonl");
+    writeFileSync(file, `${good.stdout.split("\n")[0]}\n`);
+    const bad = await runCliRaw(["validate", file], { env: e2e.home.env });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      `${file}: 0 result events, expected exactly one\n${file}:1: last event is run.started, not result\n${file}: 2 problem(s) in 1 events\n`,
+    );
   });
 });

@@ -7,8 +7,8 @@ import { readdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { runTurn } from "../../src/turn/run-turn.js";
 import { descendants } from "../support/procs.js";
-import { makeHermeticHome } from "../support/hermetic-env.js";
-import { startModelServer } from "../support/model-server.js";
+import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
+import { startModelServer } from "../../src/scripted/model-server.js";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "200" } } });
 const turns = Number(values.turns);

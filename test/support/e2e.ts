@@ -2,8 +2,8 @@
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { makeHermeticHome, type HermeticHome } from "./hermetic-env.js";
-import { startModelServer, type ModelServer } from "./model-server.js";
+import { makeHermeticHome, type HermeticHome } from "../../src/scripted/hermetic-home.js";
+import { startModelServer, type ModelServer } from "../../src/scripted/model-server.js";
 import { runCli, runCliRaw, type CliOptions } from "./run-cli.js";
 
 export type E2E = {

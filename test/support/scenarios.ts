@@ -1,7 +1,7 @@
 // The standard scenarios: what each one sends the scripted model server and how it is set up.
 // Shared by the fixture recorder and the compatibility matrix.
 import { createServer } from "node:net";
-import type { ChatRequest, Reply } from "./model-server.js";
+import type { ChatRequest, Reply } from "../../src/scripted/model-server.js";
 
 export type Scenario = {
   prompt: string;
