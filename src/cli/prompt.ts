@@ -36,8 +36,11 @@ function firstChunk(stdin: NodeJS.ReadableStream, timeoutMs: number | null): Pro
   });
 }
 
-async function readRest(stdin: NodeJS.ReadableStream, first: Buffer): Promise<string> {
+async function readRest(stdin: NodeJS.ReadableStream & { readableEnded?: boolean }, first: Buffer): Promise<string> {
   const parts = [first];
+  // A stream whose whole content came in the first chunk may already have emitted 'end' (it does
+  // so while paused once nothing is left): waiting for it again would wait forever.
+  if (stdin.readableEnded) return first.toString("utf8");
   await new Promise<void>((resolve) => {
     stdin.on("data", (chunk: Buffer | string) => parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
     stdin.once("end", () => resolve());

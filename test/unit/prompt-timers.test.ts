@@ -1,0 +1,118 @@
+// Prompt sources and the turn's timers, without processes: fake stdin streams and fake clocks.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { readPrompt } from "../../src/cli/prompt.js";
+import { TurnTimers } from "../../src/turn/timers.js";
+
+const stdinOf = (text: string | null, tty = false) => {
+  const s = new PassThrough() as PassThrough & { isTTY?: boolean };
+  s.isTTY = tty;
+  if (text !== null) s.end(text);
+  return s;
+};
+
+describe("readPrompt", () => {
+  const file = join(mkdtempSync(join(tmpdir(), "oc-exec-prompt-")), "task.md");
+  writeFileSync(file, "From the file.");
+
+  it("joins arguments, the prompt file and piped stdin with blank lines, in that order", async () => {
+    const read = await readPrompt({
+      args: ["Review", "this"],
+      promptFile: file,
+      stdin: stdinOf("the diff"),
+      stdinTimeoutMs: 1000,
+    });
+    expect(read).toEqual({ text: "Review this\n\nFrom the file.\n\nthe diff", warnings: [] });
+  });
+
+  it("- waits for stdin, and stdin alone is the prompt byte for byte", async () => {
+    expect(await readPrompt({ args: ["-"], promptFile: null, stdin: stdinOf("  exact\n"), stdinTimeoutMs: 1 })).toEqual(
+      {
+        text: "  exact\n",
+        warnings: [],
+      },
+    );
+  });
+
+  it("a terminal is never read; no prompt at all is a usage error", async () => {
+    expect(await readPrompt({ args: ["hi"], promptFile: null, stdin: stdinOf(null, true), stdinTimeoutMs: 1 })).toEqual(
+      {
+        text: "hi",
+        warnings: [],
+      },
+    );
+    await expect(
+      readPrompt({ args: [], promptFile: null, stdin: stdinOf(null, true), stdinTimeoutMs: 1 }),
+    ).rejects.toThrow(/^no prompt: pass it as arguments/);
+    await expect(readPrompt({ args: [], promptFile: null, stdin: stdinOf(""), stdinTimeoutMs: 1 })).rejects.toThrow(
+      "no prompt: stdin was empty and no prompt argument was given",
+    );
+    await expect(
+      readPrompt({ args: ["x"], promptFile: "/nonexistent/p.md", stdin: stdinOf(""), stdinTimeoutMs: 1 }),
+    ).rejects.toThrow("--prompt-file /nonexistent/p.md: no such file");
+  });
+
+  it("a silent pipe with a prompt in hand: a warning after --stdin-timeout, and the arguments alone", async () => {
+    const read = await readPrompt({ args: ["hi"], promptFile: null, stdin: stdinOf(null), stdinTimeoutMs: 30 });
+    expect(read.text).toBe("hi");
+    expect(read.warnings).toEqual([
+      {
+        code: "stdin_timeout",
+        message:
+          "stdin is not a terminal but sent nothing within --stdin-timeout 30ms; going on with the prompt from the arguments only",
+      },
+    ]);
+  });
+});
+
+describe("TurnTimers", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+  const fired: [string, number][] = [];
+  const timers = (limits: ConstructorParameters<typeof TurnTimers>[0]) => {
+    fired.length = 0;
+    return new TurnTimers(limits, (kind, ms) => fired.push([kind, ms]));
+  };
+
+  it("the start-up timer waits for the first JSON line; signs of life re-arm it", () => {
+    const t = timers({ turnMs: null, startupMs: 1000, idleMs: null });
+    t.start();
+    vi.advanceTimersByTime(900);
+    t.signOfLife();
+    vi.advanceTimersByTime(900);
+    expect(fired).toEqual([]);
+    t.firstJson();
+    vi.advanceTimersByTime(5000);
+    expect(fired).toEqual([]);
+  });
+
+  it("the idle timer is re-armed by activity and paused while the consumer holds the turn back", () => {
+    const t = timers({ turnMs: null, startupMs: null, idleMs: 1000 });
+    t.start();
+    vi.advanceTimersByTime(800);
+    t.activity();
+    vi.advanceTimersByTime(800);
+    t.hold(true);
+    vi.advanceTimersByTime(5000);
+    expect(fired).toEqual([]);
+    t.hold(false);
+    vi.advanceTimersByTime(1000);
+    expect(fired).toEqual([["idle", 1000]]);
+  });
+
+  it("only the first timer to fire counts; cleared timers never fire", () => {
+    const t = timers({ turnMs: 500, startupMs: 600, idleMs: 700 });
+    t.start();
+    vi.advanceTimersByTime(1000);
+    expect(fired).toEqual([["turn", 500]]);
+    const u = timers({ turnMs: 500, startupMs: null, idleMs: null });
+    u.start();
+    u.clear();
+    u.hold(false);
+    vi.advanceTimersByTime(1000);
+    expect(fired).toEqual([]);
+  });
+});
