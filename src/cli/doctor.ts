@@ -39,7 +39,7 @@ const run = (file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) 
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-export async function doctor(opts: {
+async function doctor(opts: {
   dir?: string;
   model?: string;
   opencode?: string;

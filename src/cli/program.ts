@@ -6,7 +6,7 @@ import { STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-export const HELP_EXAMPLES = `
+const HELP_EXAMPLES = `
 Examples:
   $ oc-exec "Explain what src/ does" | jq -r 'select(.type=="result") | .text'
   $ git diff | oc-exec -m anthropic/claude-sonnet-4-5 --dir ../repo "Review this diff"
@@ -35,7 +35,7 @@ export type Actions = {
 };
 
 const noAction = async () => {};
-export const NO_ACTIONS: Actions = {
+const NO_ACTIONS: Actions = {
   turn: noAction,
   schema: noAction,
   replay: noAction,

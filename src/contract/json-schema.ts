@@ -22,7 +22,7 @@ function openObjects(value: unknown): unknown {
   return out;
 }
 
-export function buildJsonSchema(): Json {
+function buildJsonSchema(): Json {
   const generated = openObjects(
     z.toJSONSchema(EventSchema, { target: "draft-2020-12", unrepresentable: "any" }),
   ) as Json & { oneOf: Json[]; $defs: Json };

@@ -13,7 +13,7 @@ export { SCHEMA_VERSION };
 const count = () => z.number().int().min(0);
 const nullableString = (what: string) => z.string().nullable().describe(what);
 
-export const OutcomeClassSchema = z
+const OutcomeClassSchema = z
   .enum(OUTCOME_CLASSES)
   .meta({ id: "OutcomeClass", description: "How the turn ended; each class has one exit code." });
 
@@ -53,7 +53,7 @@ const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S, des
     .strict()
     .meta({ id: definitionName(type), description });
 
-export const ChangeKindSchema = z.enum(["added", "modified", "deleted"]);
+const ChangeKindSchema = z.enum(["added", "modified", "deleted"]);
 export const FileChangeSchema = z
   .object({ path: z.string(), change: ChangeKindSchema })
   .strict()
@@ -89,7 +89,7 @@ export const ErrorDetailSchema = z
   .strict()
   .meta({ id: "ErrorDetail", description: "Why the turn failed; null on success." });
 
-export const RunStartedSchema = event(
+const RunStartedSchema = event(
   "run.started",
   {
     schema_version: z.literal(SCHEMA_VERSION),
@@ -106,15 +106,15 @@ export const RunStartedSchema = event(
   "Always the first line, written before opencode is spawned.",
 );
 
-export const SessionStartedSchema = event(
+const SessionStartedSchema = event(
   "session.started",
   { resumed: z.boolean().describe("True when an existing session was resumed.") },
   "The first opencode line carrying a session id arrived.",
 );
 
-export const StepStartedSchema = event("step.started", { step: count().min(1) }, "A model step began.");
+const StepStartedSchema = event("step.started", { step: count().min(1) }, "A model step began.");
 
-export const StepFinishedSchema = event(
+const StepFinishedSchema = event(
   "step.finished",
   {
     step: count().min(1),
@@ -125,10 +125,10 @@ export const StepFinishedSchema = event(
   "A model step ended, with its own token usage and cost.",
 );
 
-export const MessageSchema = event("message", { text: z.string() }, "A complete assistant text part.");
-export const ReasoningSchema = event("reasoning", { text: z.string() }, "A reasoning part (opencode --thinking).");
+const MessageSchema = event("message", { text: z.string() }, "A complete assistant text part.");
+const ReasoningSchema = event("reasoning", { text: z.string() }, "A reasoning part (opencode --thinking).");
 
-export const ToolSchema = event(
+const ToolSchema = event(
   "tool",
   {
     call_id: nullableString("The tool call id."),
@@ -144,15 +144,15 @@ export const ToolSchema = event(
   "A tool call finished.",
 );
 
-export const PermissionDeniedSchema = event(
+const PermissionDeniedSchema = event(
   "permission.denied",
   PermissionDenialSchema.shape,
   "A tool call was refused because its permission was not granted.",
 );
 
-export const FileChangedSchema = event("file.changed", FileChangeSchema.shape, "A file-writing tool changed a file.");
+const FileChangedSchema = event("file.changed", FileChangeSchema.shape, "A file-writing tool changed a file.");
 
-export const WarningSchema = event(
+const WarningSchema = event(
   "warning",
   {
     code: z
@@ -165,7 +165,7 @@ export const WarningSchema = event(
   "Something unexpected that did not end the turn.",
 );
 
-export const ErrorEventSchema = event(
+const ErrorEventSchema = event(
   "error",
   {
     class: OutcomeClassSchema,

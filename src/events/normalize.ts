@@ -63,7 +63,7 @@ const STDERR_TAIL_LINES = 20;
 const STDERR_LINE_CHARS = 2000;
 const WARNING_TEXT_CHARS = 500;
 
-export const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
+const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;

@@ -4,7 +4,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { FileChange } from "../contract/schema.js";
 import { isObject, readBoolean, readObject, readString, type Json } from "./upstream.js";
 
-export function workspacePath(workspace: string, path: string): string {
+function workspacePath(workspace: string, path: string): string {
   const abs = isAbsolute(path) ? path : resolve(workspace, path);
   const rel = relative(workspace, abs);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? abs : rel;

@@ -59,7 +59,7 @@ export function readBoolean(value: unknown, key: string): boolean | null {
 }
 
 /** Above this a token count or a cost is not a measurement but garbage; it counts as missing. */
-export const IMPLAUSIBLE = 1e12;
+const IMPLAUSIBLE = 1e12;
 
 /** A non-negative integer token count, whatever opencode sent (strings, floats, negatives, null). */
 export function readCount(value: unknown, key: string): number {

@@ -45,7 +45,7 @@ export function unsupportedFlags(
 }
 
 /** Set on every run: a headless turn must not share, self-update or download language servers. */
-export const MANAGED_ENV: Readonly<Record<string, string>> = {
+const MANAGED_ENV: Readonly<Record<string, string>> = {
   OPENCODE_AUTO_SHARE: "false",
   OPENCODE_DISABLE_AUTOUPDATE: "true",
   OPENCODE_DISABLE_LSP_DOWNLOAD: "true",

@@ -27,7 +27,7 @@ function packageVersion(dir: string): string | null {
   }
 }
 
-export function isExecutableFile(path: string): boolean {
+function isExecutableFile(path: string): boolean {
   try {
     if (!statSync(path).isFile()) return false;
     accessSync(path, constants.X_OK);

@@ -21,7 +21,7 @@ export type StreamHandlers = { stdout(chunk: Buffer): void; stderr(chunk: Buffer
 /** After opencode exits, how long a leftover holder of its pipes may keep them open. */
 const STREAM_DRAIN_MS = 2000;
 
-export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, signal);

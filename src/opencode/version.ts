@@ -12,7 +12,7 @@ export type Detected = { version: string | null; features: Features; tested: boo
 type CacheEntry = { size: number; mtimeMs: number; version: string | null; features: Features };
 type Cache = Record<string, CacheEntry>;
 
-export function versionCacheFile(env: NodeJS.ProcessEnv): string {
+function versionCacheFile(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
   return join(base, "oc-exec", "opencode-versions.json");
 }
@@ -36,7 +36,7 @@ function writeCache(file: string, cache: Cache): void {
   }
 }
 
-export function parseVersionOutput(text: string): string | null {
+function parseVersionOutput(text: string): string | null {
   const m = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(text);
   return m ? m[1]! : null;
 }

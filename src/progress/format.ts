@@ -1,6 +1,7 @@
 // Turns events into the human lines on stderr. Pure: the same lines serve the CI log (plain) and
 // the terminal (above the spinner); color is injected so NO_COLOR and pipes get none.
 import type { OcEvent, ResultEvent, Usage } from "../contract/schema.js";
+import { formatDuration } from "../duration.js";
 import { CLASS_MEANING } from "../contract/exit-codes.js";
 
 export type Paint = {
@@ -13,14 +14,7 @@ export type Paint = {
 
 export const noPaint: Paint = { ok: (s) => s, bad: (s) => s, warn: (s) => s, dim: (s) => s, bold: (s) => s };
 
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m}m${Math.round((ms % 60_000) / 1000)}s`;
-}
-
-export function formatTokens(usage: Usage): string {
+function formatTokens(usage: Usage): string {
   return `${usage.total} tokens (${usage.input} in, ${usage.output} out${usage.reasoning ? `, ${usage.reasoning} reasoning` : ""})`;
 }
 

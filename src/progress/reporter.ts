@@ -4,16 +4,9 @@
 import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../contract/schema.js";
 import { appendFileSync } from "node:fs";
+import { formatDuration } from "../duration.js";
 import { stripAnsi } from "../events/stderr-lines.js";
-import {
-  formatCost,
-  formatDuration,
-  formatEventLine,
-  formatMarkdownSummary,
-  formatSummary,
-  noPaint,
-  type Paint,
-} from "./format.js";
+import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 
 export type Reporter = {
   event(event: OcEvent): void;
@@ -34,7 +27,7 @@ export type ReporterOptions = {
   timestamps?: boolean;
 };
 
-export function useColor(color: ReporterOptions["color"], stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
+function useColor(color: ReporterOptions["color"], stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv): boolean {
   if (color === "always") return true;
   if (color === "never") return false;
   if ("NO_COLOR" in env && env.NO_COLOR !== "") return false;
@@ -48,7 +41,7 @@ function painter(enabled: boolean): Paint {
   return { ok: c.green, bad: c.red, warn: c.yellow, dim: c.dim, bold: c.bold };
 }
 
-export const quietReporter: Reporter = { event: () => {}, stop: () => {} };
+const quietReporter: Reporter = { event: () => {}, stop: () => {} };
 
 export async function createReporter(options: ReporterOptions): Promise<Reporter> {
   if (options.quiet) return quietReporter;

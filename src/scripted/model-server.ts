@@ -24,7 +24,7 @@ export type Reply =
 
 type Usage = { prompt_tokens: number; completion_tokens: number };
 
-export function messageText(content: unknown): string {
+function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
@@ -34,12 +34,12 @@ export function messageText(content: unknown): string {
   return "";
 }
 
-export function firstUserText(body: ChatRequest): string {
+function firstUserText(body: ChatRequest): string {
   const user = body.messages.find((m) => m.role === "user");
   return user ? messageText(user.content) : "";
 }
 
-export function scenarioOf(body: ChatRequest): string {
+function scenarioOf(body: ChatRequest): string {
   const match = /scenario:([a-z0-9-]+)/.exec(firstUserText(body));
   return match ? match[1]! : "plain";
 }

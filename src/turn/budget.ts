@@ -12,7 +12,7 @@ export type Budgets = {
   labels: OptionLabels;
 };
 
-export const WARN_FRACTION = 0.8;
+const WARN_FRACTION = 0.8;
 
 function usedOf(facts: TurnFacts, limit: BudgetLimit): number {
   if (limit === "steps") return facts.steps;

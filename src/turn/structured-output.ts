@@ -38,7 +38,7 @@ export function extractJson(text: string): { value: unknown } | null {
 
 type Validator = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
 
-export function validateAgainst(schema: object, value: unknown): string[] {
+function validateAgainst(schema: object, value: unknown): string[] {
   // ajv is loaded only when --output-schema is used.
   const require = createRequire(import.meta.url);
   const draft2020 = (schema as { $schema?: string }).$schema?.includes("2020-12");

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 
 type Proc = { pid: number; ppid: number; pgid: number; cmdline: string };
 
-export function processTable(): Proc[] {
+function processTable(): Proc[] {
   const out: Proc[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -1,0 +1,154 @@
+// Options are resolved once: defaults, paths, the environment, numbers, and the caller's names.
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FLAG_LABELS, optionsFromFlags, quietRequested } from "../../src/cli/flags.js";
+import { buildProgram } from "../../src/cli/program.js";
+import { rewriteResume } from "../../src/cli/resume.js";
+import { formatDuration, parseDuration } from "../../src/duration.js";
+import { DEFAULTS } from "../../src/turn/options.js";
+import { resolveTurnOptions } from "../../src/turn/resolve-options.js";
+
+describe("resolveTurnOptions", () => {
+  it("applies every default in one place", () => {
+    const r = resolveTurnOptions({ prompt: "hi", env: {} });
+    expect(r).toMatchObject({
+      opencode: null,
+      dir: resolve("."),
+      model: null,
+      session: null,
+      continue: false,
+      allow: [],
+      timeoutMs: null,
+      startupTimeoutMs: DEFAULTS.startupTimeoutMs,
+      idleTimeoutMs: null,
+      killAfterMs: DEFAULTS.killAfterMs,
+      maxSteps: null,
+      maxOutputBytes: DEFAULTS.maxOutputBytes,
+      export: true,
+      labels: { timeoutMs: "timeoutMs" },
+    });
+  });
+
+  it("reads oc-exec's environment: OC_EXEC_OPENCODE, OC_EXEC_EXPORT=0; an option wins", () => {
+    const env = { OC_EXEC_OPENCODE: "/opt/opencode", OC_EXEC_EXPORT: "0" };
+    expect(resolveTurnOptions({ prompt: "x", env })).toMatchObject({ opencode: "/opt/opencode", export: false });
+    expect(resolveTurnOptions({ prompt: "x", env, opencode: "/bin/oc", export: true })).toMatchObject({
+      opencode: "/bin/oc",
+      export: true,
+    });
+    // Naming the model makes the export unnecessary.
+    expect(resolveTurnOptions({ prompt: "x", env: {}, model: "a/b" }).export).toBe(false);
+  });
+
+  it("0 turns a limit off; paths become absolute", () => {
+    const r = resolveTurnOptions({
+      prompt: "x",
+      env: {},
+      timeoutMs: 0,
+      startupTimeoutMs: 0,
+      files: ["a.txt"],
+      outputLastMessage: "o.md",
+    });
+    expect(r).toMatchObject({
+      timeoutMs: null,
+      startupTimeoutMs: null,
+      files: [resolve("a.txt")],
+      outputLastMessage: resolve("o.md"),
+    });
+  });
+
+  it("rejects impossible numbers, in the caller's words", () => {
+    expect(() => resolveTurnOptions({ prompt: "x", env: {}, maxSteps: -1 })).toThrow(
+      "maxSteps must be a non-negative whole number, not -1",
+    );
+    expect(() => resolveTurnOptions({ prompt: "x", env: {}, maxOutputBytes: 0 }, { labels: FLAG_LABELS })).toThrow(
+      "--max-output-bytes must be at least 1",
+    );
+    expect(() => resolveTurnOptions({ prompt: "x", env: {}, timeoutMs: Number.NaN })).toThrow(/timeoutMs must be/);
+  });
+});
+
+describe("flags to options", () => {
+  it("leaves what was not given undefined, so the defaults stay in resolveTurnOptions", () => {
+    const { options, cli } = optionsFromFlags({}, ["hi"]);
+    expect(Object.values(options).every((v) => v === undefined)).toBe(true);
+    expect(cli).toEqual({
+      args: ["hi"],
+      promptFile: null,
+      stdinTimeoutMs: 5000,
+      display: { quiet: false, verbose: false, timestamps: false, color: "auto" },
+    });
+  });
+
+  it("parses durations, counts and lists, naming the flag when a value is wrong", () => {
+    const { options } = optionsFromFlags(
+      { timeout: "1m30s", maxSteps: "3", allow: ["read,grep", "list"], export: false },
+      [],
+    );
+    expect(options).toMatchObject({ timeoutMs: 90_000, maxSteps: 3, allow: ["read", "grep", "list"], export: false });
+    expect(() => optionsFromFlags({ idleTimeout: "soon" }, [])).toThrow(/^--idle-timeout takes a duration/);
+    expect(() => optionsFromFlags({ maxOutputBytes: "0" }, [])).toThrow(/^--max-output-bytes takes a whole number ≥ 1/);
+  });
+
+  it("finds -q on a command line that did not parse", () => {
+    expect(quietRequested(["--modle", "x", "-q", "hi"])).toBe(true);
+    expect(quietRequested(["-xq"])).toBe(true);
+    expect(quietRequested(["--", "-q"])).toBe(false);
+    expect(quietRequested(["--quietly"])).toBe(false);
+  });
+});
+
+describe("resume", () => {
+  const program = buildProgram({ writeOut: () => {}, writeErr: () => {} });
+  it.each([
+    [
+      ["resume", "ses_1", "go"],
+      ["--session", "ses_1", "go"],
+    ],
+    [
+      ["resume", "--last", "go"],
+      ["--continue", "go"],
+    ],
+    [["resume"], ["--continue"]],
+    [
+      ["-q", "--timeout", "5m", "resume", "ses_1", "go"],
+      ["-q", "--timeout", "5m", "--session", "ses_1", "go"],
+    ],
+    [
+      ["-m", "resume", "hi"],
+      ["-m", "resume", "hi"],
+    ], // "resume" is -m's value here
+    [
+      ["--model=a/b", "resume", "--last"],
+      ["--model=a/b", "--continue"],
+    ],
+    [
+      ["please", "resume", "work"],
+      ["please", "resume", "work"],
+    ], // not the first word of the prompt
+  ])("%j -> %j", (argv, expected) => expect(rewriteResume(argv, program)).toEqual(expected));
+});
+
+describe("durations", () => {
+  it.each([
+    ["1500ms", 1500],
+    ["1m30s", 90_000],
+    ["2h", 7_200_000],
+    ["1h1m1s1ms", 3_661_001],
+    ["2", 2000],
+    ["0", 0],
+  ])("%s = %d ms", (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(["", "m", "1d", "1s1m", "-1s", "1 m"])("%j is not a duration", (text) =>
+    expect(parseDuration(text)).toBeNull(),
+  );
+  it("formats limits exactly and elapsed times for people", () => {
+    expect([1500, 5000, 90_000, 300_000, 7_200_000].map((ms) => formatDuration(ms, "exact"))).toEqual([
+      "1500ms",
+      "5s",
+      "90s",
+      "5m",
+      "2h",
+    ]);
+    expect([850, 4120, 125_000].map((ms) => formatDuration(ms))).toEqual(["850ms", "4.1s", "2m5s"]);
+  });
+});
