@@ -39,6 +39,14 @@ const run = (file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) 
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
+/** "9 models from 2 providers (opencode, fake)", for the provider/model lines `opencode models` prints. */
+export function describeModels(list: string[]): string {
+  if (list.length === 0) return "opencode lists no models";
+  const providers = [...new Set(list.map((m) => m.split("/")[0]!))];
+  const named = `${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""}`;
+  return `${plural(list.length, "model")} from ${plural(providers.length, "provider")} (${named})`;
+}
+
 async function doctor(opts: {
   dir?: string;
   model?: string;
@@ -103,15 +111,7 @@ async function doctor(opts: {
         ? 'opencode accepted OPENCODE_PERMISSION={"bash":"deny"}'
         : `opencode failed with a permission policy: ${lastLine(models.stderr)}`,
     });
-    const providers = [...new Set(list.map((m) => m.split("/")[0]!))];
-    checks.push({
-      name: "models",
-      ok: list.length > 0,
-      detail:
-        list.length > 0
-          ? `${plural(list.length, "model")} from ${plural(providers.length, "provider")} (${providers.slice(0, 8).join(", ")}${providers.length > 8 ? ", …" : ""})`
-          : "opencode lists no models",
-    });
+    checks.push({ name: "models", ok: list.length > 0, detail: describeModels(list) });
     if (opts.model) {
       const found = list.includes(opts.model);
       checks.push({

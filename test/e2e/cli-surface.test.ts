@@ -173,3 +173,11 @@ describe("progress", () => {
     }
   });
 });
+
+describe("the package", () => {
+  it("ships the license package.json names", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { license: string };
+    expect(pkg.license).toBe("MIT");
+    expect(readFileSync(new URL("../../LICENSE", import.meta.url), "utf8")).toMatch(/^MIT License\n/);
+  });
+});

@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { describeModels } from "../../src/cli/doctor.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
 import type { ResultEvent } from "../../src/contract/schema.js";
@@ -219,6 +220,14 @@ describe("the summary on stderr", () => {
       "  8.2s · 2 steps · 2 tools, 1 failed, 1 denied · 376 tokens (350 in, 26 out) · $0",
     ]);
     expect(formatMarkdownSummary(failed)).toContain("| outcome | ❌ api_error (exit 4) |");
+  });
+});
+
+describe("doctor's model line", () => {
+  it("counts in words that agree with the numbers", () => {
+    expect(describeModels(["opencode/a"])).toBe("1 model from 1 provider (opencode)");
+    expect(describeModels(["opencode/a", "opencode/b", "fake/c"])).toBe("3 models from 2 providers (opencode, fake)");
+    expect(describeModels([])).toBe("opencode lists no models");
   });
 });
 
