@@ -1,7 +1,7 @@
 // The offline commands: `replay` re-runs the normalizer and classifier over a saved opencode
 // stream; `validate` checks a saved oc-exec stream against the published contract.
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { validateStream } from "../contract/validate-stream.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -26,7 +26,7 @@ async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Bu
   return Buffer.concat(parts);
 }
 
-type ReplayFlags = { stderr?: string; exitCode?: string; signal?: string; quiet?: boolean };
+type ReplayFlags = { stderr?: string; exitCode?: string; signal?: string; dir?: string; quiet?: boolean };
 
 export async function replayCommand(
   file: string,
@@ -59,6 +59,8 @@ export async function replayCommand(
       exitCode: flags.exitCode !== undefined ? parseCount(flags.exitCode, "--exit-code") : (meta.exit_code ?? 0),
       signal: flags.signal ?? meta.signal ?? null,
       opencodeVersion: meta.opencode_version ?? null,
+      // file.changed paths are relative to the recorded workspace, not to wherever replay runs.
+      workspace: flags.dir === undefined ? undefined : resolve(flags.dir),
     },
     (event) => {
       writer.write(event);

@@ -5,7 +5,9 @@ export const WARNING_CODES = {
   non_json_line: "opencode printed a line on stdout that is not JSON (the line, clipped, is in the message)",
   non_object_json: "opencode printed JSON on stdout that is not an event object",
   malformed_event: "an opencode event lacked a field oc-exec needs; it was skipped",
-  unknown_event: "an opencode event type oc-exec does not know; it was skipped",
+  unknown_event: "an opencode event type oc-exec does not know, or an object without a type; it was skipped",
+  recovered_error:
+    "opencode reported an error, then retried and answered in a later step; the turn is judged by the answer",
   line_too_long: "an opencode line exceeded the line limit and was skipped",
   stdin_timeout: "stdin is a pipe that sent nothing in time; the prompt from the arguments was used",
   agent_fallback: "opencode did not know the agent asked for and fell back to its default",

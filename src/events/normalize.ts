@@ -2,7 +2,7 @@
 // the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
 // time and session_id.
 import { isConfigStderr } from "./error-class.js";
-import { redact } from "./redact.js";
+import { redact, redactValue } from "./redact.js";
 import type { EventDraft, FileChange, PermissionDenial, Usage } from "../contract/schema.js";
 import type { WarningCode } from "../contract/warning-codes.js";
 import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
@@ -27,6 +27,14 @@ export type TurnFacts = {
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
   errors: UpstreamError[];
+  /** Errors opencode retried past: a later step answered (upstream #50062). Not the turn's failure. */
+  recoveredErrors: UpstreamError[];
+  /**
+   * The stream stopped before the turn could answer: a step started and never finished with no text
+   * after it (1.14.50 exited 0 like this, upstream #27697), or the last step asked for tools and
+   * no step followed. Null when the turn answered.
+   */
+  cutOff: { step: number; afterTools: boolean } | null;
   /** opencode's own stderr complaint: from its first "Error: ..." line on, with the lines that explain it. */
   stderrErrors: string[];
   stderrConfigError: boolean;
@@ -85,6 +93,8 @@ export class Normalizer {
     filesChanged: [],
     permissionDenials: [],
     errors: [],
+    recoveredErrors: [],
+    cutOff: null,
     stderrErrors: [],
     stderrConfigError: false,
     stderrConfigLines: [],
@@ -96,6 +106,10 @@ export class Normalizer {
   }))(() => this.lastTextParts);
 
   private stepOpen = false;
+  /** The step during which the last text part arrived (0: none yet). */
+  private lastTextStep = 0;
+  /** The step each error arrived in, to tell a recovered error from a final one. */
+  private readonly errorStep = new Map<UpstreamError, number>();
   private lastTextMessage: string | null = null;
   private lastTextParts: string[] = [];
   // A denied tool event and opencode's "permission requested" notice arrive on different pipes,
@@ -209,12 +223,21 @@ export class Normalizer {
         // Newer sources end the stream with a `done` event; its facts are already ours.
         this.facts.events++;
         return;
+      case "":
+        // 2.x can print a bare error object with no type: {"name":"UnknownError","message":...}.
+        if (readString(event, "message") !== null && /Error$/.test(readString(event, "name") ?? "")) {
+          this.facts.events++;
+          return this.upstreamError(event);
+        }
+        return this.unknownEvent("an object without a type", event);
       default:
-        return this.warning(
-          "unknown_event",
-          `opencode event type ${JSON.stringify(type)} is not known to oc-exec; ignored`,
-        );
+        return this.unknownEvent(`event type ${JSON.stringify(type)}`, event);
     }
+  }
+
+  private unknownEvent(what: string, event: Json): void {
+    const line = clip(JSON.stringify(redactValue(event)), WARNING_TEXT_CHARS);
+    this.warning("unknown_event", `opencode printed ${what}, which oc-exec does not know; ignored: ${line}`);
   }
 
   private malformed(type: string, field: string): void {
@@ -222,6 +245,7 @@ export class Normalizer {
   }
 
   private textPart(messageId: string | null, text: string): void {
+    this.lastTextStep = this.facts.steps;
     // The final message is every text part of the last assistant message that had text.
     if (messageId === null || messageId !== this.lastTextMessage) {
       this.lastTextMessage = messageId;
@@ -310,6 +334,7 @@ export class Normalizer {
 
   private upstreamError(event: Json): void {
     const upstream = parseUpstreamError(event);
+    this.errorStep.set(upstream, this.facts.steps);
     if (upstream.name === "UnknownError" && upstream.ref !== null) {
       // The real cause is in opencode's error log under the same ref, maybe a little later.
       const cause = this.refCauses.get(upstream.ref);
@@ -409,9 +434,30 @@ export class Normalizer {
     if (this.facts.stderrTail.length > STDERR_TAIL_LINES) this.facts.stderrTail.shift();
   }
 
+  /** An error followed by a later step that answered was retried past: a warning, not the outcome. */
+  private settleErrors(): void {
+    const recovered = this.facts.errors.filter((e) => this.lastTextStep > (this.errorStep.get(e) ?? 0));
+    if (recovered.length === 0) return;
+    this.facts.errors = this.facts.errors.filter((e) => !recovered.includes(e));
+    this.facts.recoveredErrors.push(...recovered);
+    for (const e of recovered) {
+      this.warning(
+        "recovered_error",
+        `opencode reported ${e.name}${e.statusCode !== null ? ` (HTTP ${e.statusCode})` : ""}: ${e.message}, then went on and answered in a later step; the turn is judged by that answer`,
+      );
+    }
+  }
+
   /** Both streams have ended: emit whatever was still waiting for a partner. */
   finish(): void {
     for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
+    this.settleErrors();
+    if (this.lastTextStep < this.facts.steps || this.facts.steps === 0) {
+      // No text since the last step started: did the stream stop mid-turn?
+      if (this.stepOpen) this.facts.cutOff = { step: this.facts.steps, afterTools: false };
+      else if (this.facts.lastStepReason === "tool-calls")
+        this.facts.cutOff = { step: this.facts.steps, afterTools: true };
+    }
     for (const notice of this.pendingNotices.splice(0))
       this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
     for (const tool of this.pendingDeniedTools.splice(0))

@@ -4,7 +4,32 @@ import { redact, redactValue } from "./redact.js";
 import type { EventDraft } from "../contract/schema.js";
 import { readNumber, readObject, readString, type Json } from "./upstream.js";
 
-const DENIAL_TEXT = [/rejected permission/i, /specified a rule which prevents you/i, /permission (was )?denied/i];
+const DENIAL_TEXT = [
+  /rejected permission/i,
+  /specified a rule which prevents you/i,
+  /permission (was )?denied/i,
+  // 2.x: "The user declined this tool call", or its reply to the model when it goes on without it.
+  /declined this tool call/i,
+  /cannot ask the user for permission/i,
+];
+
+/**
+ * The tool call's id: `callID` on 1.x. 2.x names the part `partID` and puts the call id in `id`
+ * (packages/cli/src/run/noninteractive.ts in opencode's repository).
+ */
+function callIdOf(part: Json): string | null {
+  const v1 = readString(part, "callID") ?? readString(part, "callId");
+  if (v1 !== null) return v1;
+  return readString(part, "partID") !== null ? readString(part, "id") : null;
+}
+
+/** 1.x times a call in state.time, some 2.x captures in part.time. */
+function durationOf(part: Json, state: Json | null): number | null {
+  const time = readObject(state, "time") ?? readObject(part, "time");
+  const start = readNumber(time, "start");
+  const end = readNumber(time, "end");
+  return start !== null && end !== null && end >= start ? Math.round(end - start) : null;
+}
 
 /** Caps a string at maxBytes of UTF-8 without splitting a character. */
 export function capUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
@@ -26,7 +51,7 @@ export type ToolDraft = Extract<EventDraft, { type: "tool" }>;
 export function runningToolOf(part: Json): { tool: string; callId: string | null } | null {
   const status = readString(readObject(part, "state"), "status");
   if (status !== "pending" && status !== "running") return null;
-  return { tool: readString(part, "tool")!, callId: readString(part, "callID") ?? readString(part, "callId") };
+  return { tool: readString(part, "tool")!, callId: callIdOf(part) };
 }
 
 /** null while the tool is still pending or running (a later line reports it finished). */
@@ -45,14 +70,11 @@ export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDr
     output = capped.text;
     truncated = capped.truncated;
   }
-  const time = readObject(state, "time");
-  const start = readNumber(time, "start");
-  const end = readNumber(time, "end");
   return {
     state,
     draft: {
       type: "tool",
-      call_id: readString(part, "callID") ?? readString(part, "callId"),
+      call_id: callIdOf(part),
       tool,
       status: denied ? "denied" : rawStatus === "completed" ? "completed" : "error",
       input: state && "input" in state ? redactValue(state.input) : null,
@@ -60,7 +82,7 @@ export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDr
       output_truncated: truncated,
       error: errorText === null ? null : redact(errorText),
       title: readString(state, "title"),
-      duration_ms: start !== null && end !== null && end >= start ? Math.round(end - start) : null,
+      duration_ms: durationOf(part, state),
     },
   };
 }

@@ -1,6 +1,6 @@
 // One opencode error line, whatever the release's shape, as an UpstreamError with its class.
 // Pure: the Normalizer decides when to record it (an UnknownError may wait for its cause).
-import { errorClassOf } from "./error-class.js";
+import { errorClassOf, isConfigStderr } from "./error-class.js";
 import type { OutcomeClass } from "../contract/exit-codes.js";
 import { redact, redactValue } from "./redact.js";
 import { readBoolean, readNumber, readObject, readString, type Json } from "./upstream.js";
@@ -45,9 +45,14 @@ export function parseUpstreamError(event: Json): UpstreamError {
     // Releases before ContextOverflowError (1.0) report an overflow as a plain HTTP 400.
     upstream.class = "context_overflow";
   }
-  if (name === "UnknownError" && /^(Model|Provider) not found/.test(upstream.message)) {
-    // 1.14 puts the cause in the message instead of behind a ref.
+  const unknown = name === "UnknownError" || name === "unknown";
+  if (unknown && /^(Model|Provider) not found/.test(upstream.message)) {
+    // 1.14 (and 2.x's start-up errors) put the cause in the message instead of behind a ref.
     applyCause(upstream, `ProviderModelNotFoundError: ${upstream.message}`);
+  } else if (unknown && isConfigStderr(upstream.message)) {
+    // 2.x reports start-up problems (an unknown session, a bad config) as a JSON error of type
+    // "unknown"; 1.x says the same words on stderr, and they are the user's to fix on both.
+    upstream.class = "config_error";
   }
   return upstream;
 }

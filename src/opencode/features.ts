@@ -44,6 +44,28 @@ const KNOWN: Record<string, Features> = {
   },
 };
 
+/**
+ * opencode 2.x's `run` as its source has it (packages/cli/src/run/run.ts in opencode's repository):
+ * no --dir (the workspace is $PWD, else the working directory), no --variant flag, no --pure, no
+ * --print-logs; --auto, --fork, --title and --thinking remain. Used when `run --help` cannot be read.
+ */
+export const V2_FEATURES: Features = {
+  dir: false,
+  variant: false,
+  thinking: true,
+  pure: false,
+  fork: true,
+  title: true,
+  printLogs: false,
+  autoFlag: "--auto",
+};
+
+/** The major version, or null. 2.x is handled from its source and shaped fixtures, not a recording. */
+export function majorOf(version: string | null): number | null {
+  const m = version ? /^(\d+)\./.exec(version) : null;
+  return m ? Number(m[1]) : null;
+}
+
 export function knownFeatures(version: string | null): Features | null {
   return version ? (KNOWN[version] ?? null) : null;
 }

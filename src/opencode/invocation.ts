@@ -102,5 +102,8 @@ export function buildArgs(
 
 export function buildInvocation(input: InvocationInput): Invocation {
   const env = buildEnv(input.baseEnv, { permission: input.permission, configContent: input.configContent });
+  // The child runs in the workspace; 2.x takes its root from $PWD before the working directory,
+  // and an inherited PWD names the caller's directory, not the workspace.
+  env.PWD = input.workspace;
   return { file: input.binary, args: buildArgs(input), env, input: input.prompt, cwd: input.workspace };
 }

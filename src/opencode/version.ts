@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { ALL_FEATURES, knownFeatures, parseRunHelp, type Features } from "./features.js";
+import { ALL_FEATURES, type Features, knownFeatures, majorOf, parseRunHelp, V2_FEATURES } from "./features.js";
 import type { Located } from "./locate.js";
 import { runSideCommand } from "./side-command.js";
 
@@ -68,7 +68,7 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   const tested = features !== null;
   if (!features) {
     const help = await ask(binary.path, ["run", "--help"], env, timeoutMs);
-    features = help ? parseRunHelp(help) : ALL_FEATURES;
+    features = help ? parseRunHelp(help) : (majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES;
   }
   if (version) {
     cache[binary.path] = { size: stat.size, mtimeMs: stat.mtimeMs, version, features };

@@ -53,6 +53,16 @@ function describeExit(p: ProcessEnd | null): string {
   return `opencode exited with status ${p.exitCode}`;
 }
 
+/** What opencode printed, in terms that agree with result.stream's counts. */
+function whatItPrinted(facts: TurnFacts, joiner: "with" | "but"): string {
+  const { json_lines: json, other_lines: other } = facts.stream;
+  if (facts.events > 0) return joiner === "with" ? " with no error event" : "";
+  if (json === 0 && joiner === "with") return " before printing any JSON event";
+  if (json === 0) return ` printed no JSON event${other > 0 ? ` (only ${other} non-JSON line(s))` : ""}`;
+  const lines = `${json} JSON line${json === 1 ? "" : "s"}`;
+  return ` ${joiner === "with" ? "after" : "printed"} ${lines} but no event oc-exec knows (see the warnings)`;
+}
+
 function stderrSuffix(facts: TurnFacts): string {
   const tail = facts.stderrTail.slice(-5).join("\n").trim();
   return tail ? `; its stderr ended with:\n${tail}` : "; it printed nothing on stderr";
@@ -137,7 +147,11 @@ const CHECKS: Record<OutcomeClass, Check> = {
   },
   approval_denied: (facts) => {
     const d = facts.permissionDenials[0];
-    if (!d) return undefined;
+    if (!d) {
+      // 2.x can report a blocked permission as a session error of its own.
+      const rejected = facts.errors.find((x) => x.class === "approval_denied");
+      return rejected ? fromUpstream(rejected) : undefined;
+    }
     const what = d.permission ?? d.tool;
     const subject = what ? `permission ${what}` : "a permission";
     const pattern = d.pattern ? ` (${d.pattern})` : "";
@@ -157,13 +171,20 @@ const CHECKS: Record<OutcomeClass, Check> = {
         'the model\'s answer was cut off: the last step finished with reason "length" (output token limit)',
       );
     const p = end.process;
-    if (p && (p.signal !== null || p.exitCode !== 0)) {
-      const when = facts.events === 0 ? " before printing any JSON event" : " with no error event";
-      return detail("OpencodeFailed", `${describeExit(p)}${when}${stderrSuffix(facts)}`);
+    // Before opencode's fix for #50062, a turn that recovered from an error still exited 1.
+    const explained = facts.recoveredErrors.length > 0 && facts.cutOff === null && p?.exitCode === 1;
+    if (p && (p.signal !== null || p.exitCode !== 0) && !explained) {
+      return detail("OpencodeFailed", `${describeExit(p)}${whatItPrinted(facts, "with")}${stderrSuffix(facts)}`);
     }
     if (facts.events === 0) {
-      const garbage = facts.stream.other_lines > 0 ? ` (only ${facts.stream.other_lines} non-JSON line(s))` : "";
-      return detail("NoOutput", `${describeExit(p)} but printed no JSON event${garbage}${stderrSuffix(facts)}`);
+      return detail("NoOutput", `${describeExit(p)} but${whatItPrinted(facts, "but")}${stderrSuffix(facts)}`);
+    }
+    if (facts.cutOff) {
+      const { step, afterTools } = facts.cutOff;
+      const where = afterTools
+        ? `after step ${step} asked for tools, and no step followed to answer`
+        : `mid-step: step ${step} started and never finished`;
+      return detail("StreamEnded", `opencode's stream ended ${where} (${describeExit(p)}, with no answer)`);
     }
     return undefined;
   },

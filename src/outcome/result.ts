@@ -28,8 +28,9 @@ export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta
     model: meta.model,
     text: facts.finalText,
     usage: { ...facts.usage },
-    // Float sums drift (0.1 + 0.2); cost is reported to a millionth of a cent.
-    cost_usd: Math.round((meta.costUsd ?? facts.costUsd) * 1e8) / 1e8,
+    // The steps' costs added in stream order, exactly as a consumer adding step.finished.cost_usd
+    // gets it; rounding here made the two disagree (0.0003632 against 0.000363204).
+    cost_usd: meta.costUsd ?? facts.costUsd,
     duration_ms: Math.max(0, Math.round(meta.durationMs)),
     steps: facts.steps,
     tools: { ...facts.tools },

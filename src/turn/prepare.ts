@@ -4,7 +4,7 @@
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { mergeConfigContent } from "../opencode/config-content.js";
-import { TESTED_RANGE } from "../opencode/features.js";
+import { majorOf, TESTED_RANGE } from "../opencode/features.js";
 import { buildInvocation, type Invocation, titleFor, unsupportedFlags } from "../opencode/invocation.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
@@ -54,7 +54,9 @@ export async function prepareTurn(options: ResolvedTurn, core: TurnCore): Promis
   if (!detected.tested) {
     core.normalizer.warning(
       "untested_opencode",
-      `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
+      (majorOf(version) ?? 0) >= 2
+        ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
+        : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
     );
   }
   const missing = unsupportedFlags(options, detected.features);

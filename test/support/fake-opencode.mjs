@@ -47,8 +47,13 @@ if (process.argv.includes("--help")) {
     "--thinking",
     "--auto",
   ];
+  // 2.x's `run` has no --dir, --variant, --pure or --print-logs (packages/cli/src/run/run.ts).
+  const v2 = (env.FAKE_OPENCODE_VERSION ?? "").startsWith("2.");
+  const shown = v2
+    ? flags.filter((f) => !["--dir", "--variant", "--pure", "--print-logs", "--log-level"].includes(f))
+    : flags;
   process.stdout.write(
-    `opencode run [message..]\n\nOptions:\n${flags.map((f) => `      ${f}  description`).join("\n")}\n`,
+    `opencode run [message..]\n\nOptions:\n${shown.map((f) => `      ${f}  description`).join("\n")}\n`,
   );
   process.exit(0);
 }
@@ -200,7 +205,9 @@ const MODES = {
     const delay = Number(env.FAKE_DELAY_MS ?? 50);
     for (let i = 0; i < n; i++) {
       await write(process.stdout, stepStart());
-      await write(process.stdout, stepFinish("tool-calls"));
+      // Every step but the last asks for tools; the last one answers, as a finished turn does.
+      if (i === n - 1) await write(process.stdout, text("done") + stepFinish("stop"));
+      else await write(process.stdout, stepFinish("tool-calls"));
       await sleep(delay);
     }
   },
@@ -316,7 +323,7 @@ if (env.FAKE_OPENCODE_RECORD) {
     JSON.stringify({
       argv: process.argv.slice(2),
       stdin,
-      env: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("OPENCODE_"))),
+      env: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("OPENCODE_") || k === "PWD")),
     }),
   );
 }

@@ -232,3 +232,93 @@ describe("classifyOutcome", () => {
     expect(CLASS_PRECEDENCE.indexOf("budget_exceeded")).toBeLessThan(CLASS_PRECEDENCE.indexOf("config_error"));
   });
 });
+
+describe("the same answer from every release", () => {
+  const withCost = (reason: string, cost: number, messageID: string) =>
+    line({
+      type: "step_finish",
+      part: {
+        reason,
+        messageID,
+        tokens: { input: 3, output: 2, reasoning: 0, total: 5, cache: { read: 0, write: 0 } },
+        cost,
+      },
+    });
+  const textIn = (t: string, messageID: string) => line({ type: "text", part: { type: "text", text: t, messageID } });
+
+  it("1.x: an APIError opencode retried past, then an answer: success with a recovered_error warning", () => {
+    const stream = [
+      stepStart,
+      err("APIError", { message: "Overloaded", statusCode: 529, isRetryable: true }),
+      stepStart,
+      textIn("Answered anyway.", "m2"),
+      withCost("stop", 0.001, "m2"),
+    ].join("\n");
+    for (const exitCode of [0, 1]) {
+      const { result, events } = replayStreams(`${stream}\n`, "", { exitCode });
+      expect(result).toMatchObject({ class: "success", exit_code: 0, text: "Answered anyway." });
+      expect(events.filter((e) => e.type === "warning").map((e) => e.code)).toEqual(["recovered_error"]);
+    }
+  });
+
+  it("an error with nothing after it, or an answer before it, is still the turn's failure", () => {
+    const after = [stepStart, textIn("partial", "m1"), err("APIError", { message: "down", statusCode: 503 })].join(
+      "\n",
+    );
+    expect(replayStreams(`${after}\n`, "", { exitCode: 1 }).result.class).toBe("api_error");
+    const alone = err("APIError", { message: "down", statusCode: 503 });
+    expect(replayStreams(`${alone}\n`, "", { exitCode: 0 }).result.class).toBe("api_error");
+  });
+
+  it("a stream that ends after the model asked for tools, with no answer and status 0, is a cut-off turn", () => {
+    const stream = [stepStart, withCost("tool-calls", 0, "m1")].join("\n");
+    const { result } = replayStreams(`${stream}\n`, "", { exitCode: 0 });
+    expect(result.class).toBe("agent_error");
+    expect(result.error).toMatchObject({
+      name: "StreamEnded",
+      message:
+        "opencode's stream ended after step 1 asked for tools, and no step followed to answer (opencode exited with status 0, with no answer)",
+    });
+  });
+
+  it("result.cost_usd is the sum of the steps' cost_usd as a consumer adds them", () => {
+    const costs = [0.0001, 0.0002632, 0.000000004, 0.1, 0.2];
+    const stream = costs.flatMap((c, i) => [stepStart, textIn(`step ${i}`, `m${i}`), withCost("stop", c, `m${i}`)]);
+    const { result, events } = replayStreams(`${stream.join("\n")}\n`, "");
+    const steps = events.filter((e) => e.type === "step.finished").map((e) => e.cost_usd);
+    expect(steps).toEqual(costs);
+    expect(result.cost_usd).toBe(steps.reduce((sum, c) => sum + c, 0));
+  });
+
+  it("messages agree with the counts: JSON lines oc-exec does not know are not 'no JSON event'", () => {
+    const stream = [
+      line({ type: "session.updated", info: {} }),
+      JSON.stringify({ weird: true, apiKey: "sk-abcdefghijklmnop" }),
+    ];
+    const { result, events } = replayStreams(`${stream.join("\n")}\n`, "fatal\n", { exitCode: 1 });
+    expect(result.stream).toMatchObject({ json_lines: 2 });
+    expect(result.error!.message).toBe(
+      "opencode exited with status 1 after 2 JSON lines but no event oc-exec knows (see the warnings); its stderr ended with:\nfatal",
+    );
+    const warnings = events.filter((e) => e.type === "warning").map((e) => e.message);
+    expect(warnings[0]).toMatch(
+      /^opencode printed event type "session\.updated", which oc-exec does not know; ignored: \{"timestamp":1,"sessionID":"ses_x","type":"session\.updated","info":\{\}\}$/,
+    );
+    expect(warnings[1]).toMatch(
+      /^opencode printed an object without a type, which oc-exec does not know; ignored: \{"weird":true,"apiKey":"\[REDACTED\]"\}$/,
+    );
+  });
+});
+
+describe("a 2.x declined permission without its stderr notice", () => {
+  it("is still a denied tool and a permission.denied event: approval_denied, not agent_error", async () => {
+    const { loadFixture } = await import("../support/fixtures.js");
+    const fixture = loadFixture("2.0.14", "permission-ask")!;
+    const { result, events } = replayStreams(fixture.stdout, "", { exitCode: 0 });
+    expect(result.class).toBe("approval_denied");
+    expect(result.tools).toEqual({ total: 1, failed: 0, denied: 1 });
+    expect(events.filter((e) => e.type === "permission.denied")).toMatchObject([
+      { permission: null, pattern: null, tool: "bash", call_id: "call_function_1" },
+    ]);
+  });
+});

@@ -11,6 +11,9 @@ type Expect = { class: string; message?: RegExp; types?: string[]; check?: Check
 // 1.0 has no --auto: it draws an interactive permission prompt and names neither the permission
 // key nor the tool call; what it shows is all there is to report.
 const OLD_PROMPT = "1.0.185";
+// Shaped from 2.x's source, not recorded (meta.json says "shaped": true): its call ids, error
+// shapes and retry flags differ, the class and exit code may not.
+const V2 = "2.0.14";
 
 const EXPECTED: Record<string, Expect> = {
   plain: {
@@ -38,6 +41,19 @@ const EXPECTED: Record<string, Expect> = {
         output: "hi\n",
       });
     },
+    before: {
+      [V2]: (r) => {
+        expect(r.result.usage).toMatchObject({ input: 350, output: 26, total: 376 });
+        // The call id is part.id when the part id is part.partID; the timing is part.time.
+        expect(r.events.find((e) => e.type === "tool")).toMatchObject({
+          call_id: "call_function_1",
+          tool: "bash",
+          status: "completed",
+          output: "hi\n",
+          duration_ms: 40,
+        });
+      },
+    },
   },
   write: {
     class: "success",
@@ -50,6 +66,13 @@ const EXPECTED: Record<string, Expect> = {
         expect(r.result.permission_denials).toEqual([
           { permission: null, pattern: "echo hi", tool: null, call_id: null },
         ]),
+      [V2]: (r) => {
+        expect(r.result.permission_denials).toEqual([
+          { permission: "bash", pattern: "echo hi", tool: "bash", call_id: "call_function_1" },
+        ]);
+        expect(r.events.find((e) => e.type === "tool")).toMatchObject({ status: "denied" });
+        expect(r.result.tools).toEqual({ total: 1, failed: 0, denied: 1 });
+      },
     },
     message: /^opencode needed (permission bash|a permission) \(echo hi\), and nobody can approve it/,
     check: (r) => {
@@ -79,11 +102,68 @@ const EXPECTED: Record<string, Expect> = {
       expect(r.result.error).toMatchObject({ name: "APIError", status_code: 401, retryable: false });
       expect(JSON.stringify(r.events)).not.toContain("abcdefghijklmnop");
     },
+    before: {
+      [V2]: (r) => {
+        expect(r.result.error).toMatchObject({ name: "provider.auth", status_code: 401, retryable: null });
+        expect(JSON.stringify(r.events)).not.toContain("abcdefghijklmnop");
+      },
+    },
   },
   "api-429": {
     class: "api_error",
     message: /Rate limit reached/,
     check: (r) => expect(r.result.error).toMatchObject({ status_code: 429, retryable: true }),
+    before: {
+      [V2]: (r) => expect(r.result.error).toMatchObject({ name: "provider.rate-limit", status_code: 429 }),
+    },
+  },
+  "api-quota": { class: "api_error", message: /credit balance is too low/ },
+  "api-timeout": { class: "api_error", message: /^The request timed out\.$/ },
+  "cut-off": {
+    class: "agent_error",
+    message:
+      /^opencode's stream ended mid-step: step 2 started and never finished \(opencode exited with status 0, with no answer\)$/,
+    check: (r) => expect(r.result.steps).toBe(2),
+  },
+  "text-after-finish": {
+    class: "success",
+    types: ["session.started", "step.started", "step.finished", "message", "result"],
+    check: (r) => expect(r.result.text).toBe("Late but whole."),
+  },
+  "no-final-finish": {
+    class: "success",
+    types: ["session.started", "step.started", "message", "result"],
+    check: (r) => expect(r.result.text).toBe("All done."),
+  },
+  "recovered-error": {
+    class: "success",
+    check: (r) => {
+      expect(r.result.text).toBe("Answer after the retry.");
+      expect(r.types).toEqual([
+        "session.started",
+        "step.started",
+        "error",
+        "step.started",
+        "message",
+        "step.finished",
+        "warning",
+        "result",
+      ]);
+      expect(r.events.find((e) => e.type === "warning")).toMatchObject({
+        code: "recovered_error",
+        message: expect.stringMatching(/^opencode reported provider\.rate-limit \(HTTP 429\): Rate limit reached/),
+      });
+    },
+  },
+  "error-then-stop": {
+    class: "api_error",
+    message: /^socket hang up$/,
+    check: (r) => expect(r.result.error).toMatchObject({ name: "provider.transport", status_code: null }),
+  },
+  "untyped-error": {
+    class: "agent_error",
+    message: /^Unexpected server error$/,
+    check: (r) => expect(r.result.error!.name).toBe("UnknownError"),
   },
   "api-500": {
     class: "api_error",
