@@ -121,8 +121,11 @@ const StepFinishedSchema = event(
     reason: nullableString("Why the step ended: stop, tool-calls, length, ..."),
     usage: UsageSchema,
     cost_usd: z.number().min(0),
+    model: nullableString(
+      "provider/model that served the step, as opencode's log names it (1.18: yes); null when the release does not say.",
+    ),
   },
-  "A model step ended, with its own token usage and cost.",
+  "A model step ended, with its own token usage, cost and model.",
 );
 
 const MessageSchema = event("message", { text: z.string() }, "A complete assistant text part.");

@@ -1,7 +1,9 @@
 // The normalizer: opencode's stdout and stderr lines in, oc-exec event drafts out, plus the facts
 // the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
 // time and session_id.
+import { formatDuration } from "../duration.js";
 import { isConfigStderr } from "./error-class.js";
+import { type LogFact, logFactOf } from "./log-lines.js";
 import { redact, redactValue } from "./redact.js";
 import type { EventDraft, FileChange, PermissionDenial, Usage } from "../contract/schema.js";
 import type { WarningCode } from "../contract/warning-codes.js";
@@ -47,6 +49,8 @@ export type TurnFacts = {
   /** JSON events opencode printed that oc-exec recognized. */
   events: number;
   sessionMismatch: { requested: string; reported: string } | null;
+  /** The provider/model of the latest model call, from opencode's log; null when it logged none. */
+  model: string | null;
 };
 
 export type NormalizerOptions = {
@@ -103,11 +107,18 @@ export class Normalizer {
     stream: { json_lines: 0, other_lines: 0, blank_lines: 0, warnings: 0 },
     events: 0,
     sessionMismatch: null,
+    model: null,
   }))(() => this.lastTextParts);
 
   private stepOpen = false;
   /** The step during which the last text part arrived (0: none yet). */
   private lastTextStep = 0;
+  /** From opencode's log: the message a model call writes to, and the model each message used. */
+  private currentMessage: string | null = null;
+  private readonly modelByMessage = new Map<string, string>();
+  /** A model call that failed and may be retried; the retries counted per message. */
+  private failedCall: { messageId: string | null; cause: string; at: number | null } | null = null;
+  private readonly retries = new Map<string | null, number>();
   /** The step each error arrived in, to tell a recovered error from a final one. */
   private readonly errorStep = new Map<UpstreamError, number>();
   private lastTextMessage: string | null = null;
@@ -283,7 +294,11 @@ export class Normalizer {
     this.facts.costUsd += cost;
     const reason = readString(part, "reason");
     this.facts.lastStepReason = reason;
-    this.emit({ type: "step.finished", step: this.facts.steps, reason, usage, cost_usd: cost });
+    // The model that served this step, when opencode's log named it (the log comes on the other pipe,
+    // usually well before the step ends; failing that, the model of the latest call).
+    const messageId = readString(part, "messageID");
+    const model = (messageId ? this.modelByMessage.get(messageId) : undefined) ?? this.facts.model;
+    this.emit({ type: "step.finished", step: this.facts.steps, reason, usage, cost_usd: cost, model });
   }
 
   private toolUse(part: Json): void {
@@ -370,17 +385,8 @@ export class Normalizer {
         this.tail(line.text);
         return this.warning("agent_fallback", line.text);
       case "log": {
-        const { ref, error } = line.fields;
-        if (ref && error) {
-          this.refCauses.set(ref, error);
-          const waiting = this.pendingUnknown.findIndex((e) => e.ref === ref);
-          if (waiting !== -1) {
-            const [pending] = this.pendingUnknown.splice(waiting, 1);
-            applyCause(pending!, error);
-            this.recordError(pending!);
-          }
-        }
-        return;
+        const fact = logFactOf(line.fields);
+        return fact ? this.logFact(fact, line.fields.timestamp) : undefined;
       }
       case "error":
         this.configLine(line.message);
@@ -389,6 +395,45 @@ export class Normalizer {
         this.errorDump(line.text);
         this.configLine(line.text);
         return this.tail(line.text);
+    }
+  }
+
+  private logFact(fact: LogFact, timestamp: string | undefined): void {
+    switch (fact.kind) {
+      case "cause": {
+        this.refCauses.set(fact.ref, fact.error);
+        const waiting = this.pendingUnknown.findIndex((e) => e.ref === fact.ref);
+        if (waiting === -1) return;
+        const [pending] = this.pendingUnknown.splice(waiting, 1);
+        applyCause(pending!, fact.error);
+        return this.recordError(pending!);
+      }
+      case "process":
+        this.currentMessage = fact.messageId;
+        return;
+      case "model": {
+        this.facts.model = fact.model;
+        if (this.currentMessage) this.modelByMessage.set(this.currentMessage, fact.model);
+        const failed = this.failedCall;
+        if (failed && failed.messageId === this.currentMessage) {
+          // The same message is asked again: opencode is retrying the failed call.
+          this.failedCall = null;
+          const attempt = (this.retries.get(failed.messageId) ?? 0) + 1;
+          this.retries.set(failed.messageId, attempt);
+          const now = timestamp ? Date.parse(timestamp) : Number.NaN;
+          const waited = failed.at !== null && !Number.isNaN(now) ? ` after ${formatDuration(now - failed.at)}` : "";
+          this.warning(
+            "api_retry",
+            `opencode retried the model call (retry ${attempt})${waited}: ${redact(failed.cause)}`,
+          );
+        }
+        return;
+      }
+      case "stream-error":
+        this.failedCall = { messageId: this.currentMessage, cause: fact.cause, at: fact.at };
+        return;
+      case "permission":
+        return this.options.onToolStarted?.(fact.permission, null);
     }
   }
 

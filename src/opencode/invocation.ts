@@ -83,8 +83,10 @@ export function buildArgs(
   // Releases without --dir take the workspace from the working directory, which we always set.
   if (features.dir) args.push("--dir", input.workspace);
   if (features.title) args.push("--title", input.title ?? titleFor(input.prompt ?? ""));
-  // Error-level logs on stderr carry the real cause behind an UnknownError's `ref`.
-  if (features.printLogs) args.push("--print-logs", "--log-level", "ERROR");
+  // opencode's log on stderr names what its JSON never does: the model of each step, each retry of
+  // a failed model call, the permission a tool is about to use (INFO), and the real cause behind an
+  // UnknownError's `ref` (ERROR). It costs a few dozen short lines a turn, and no second process.
+  if (features.printLogs) args.push("--print-logs", "--log-level", "INFO");
   if (input.model) args.push("--model", input.model);
   if (input.agent) args.push("--agent", input.agent);
   if (input.variant) args.push("--variant", input.variant);

@@ -41,7 +41,10 @@ export async function afterTurn(
     sessionDeleted: undefined,
     outputError: null,
   };
-  if (facts.sessionId && options.export && !(stop && STOPPED_BY_USER.has(stop.kind))) {
+  // What opencode itself said it used beats what was asked for (an agent may switch models).
+  after.model = facts.model ?? options.model;
+  const wanted = options.export ?? after.model === null;
+  if (facts.sessionId && wanted && !(stop && STOPPED_BY_USER.has(stop.kind))) {
     const exported = await exportSession(ctx, facts.sessionId);
     if ("error" in exported) normalizer.warning("export_failed", exported.error);
     else {

@@ -64,7 +64,7 @@ export type TurnOptions = {
   maxOutputBytes?: number;
   /** Attach the original opencode line to each event derived from it. */
   includeRaw?: boolean;
-  /** After the turn, ask `opencode export` for the model and cost. Default: when no model was named. */
+  /** After the turn, ask `opencode export` for the model and cost. Default: only when neither the caller nor opencode's log named the model. */
   export?: boolean;
   /** Abort the turn; the abort reason, when it is a StopReason, says why. */
   signal?: AbortSignal;

@@ -46,7 +46,8 @@ export type ResolvedTurn = {
   maxOutputBytes: number;
   maxLineBytes: number;
   includeRaw: boolean;
-  export: boolean;
+  /** Run `opencode export` after the turn: true, false, or null = only when nothing else named the model. */
+  export: boolean | null;
   signal: AbortSignal | null;
   onStderrLine: ((line: string) => void) | null;
   onToolStarted: ((tool: string, callId: string | null) => void) | null;
@@ -114,9 +115,10 @@ export function resolveTurnOptions(
     ),
     maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
     includeRaw: options.includeRaw ?? false,
-    // opencode's stream never names the model; export does, at the cost of another opencode start,
-    // so by default only when the caller did not name the model. OC_EXEC_EXPORT=0 turns it off.
-    export: options.export ?? (own.exportOff ? false : model === null),
+    // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
+    // cost of another opencode start, so by default only when neither the caller nor the log named
+    // it. OC_EXEC_EXPORT=0 turns it off.
+    export: options.export ?? (own.exportOff || model !== null ? false : null),
     signal: options.signal ?? null,
     onStderrLine: options.onStderrLine ?? null,
     onToolStarted: options.onToolStarted ?? null,

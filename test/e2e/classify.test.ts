@@ -77,6 +77,17 @@ describe("classification with the real opencode", () => {
       status_code: 429,
       retryable: true,
     });
+    // Each retry opencode made is visible as it happens, not only the final failure.
+    const retries = eventsOf(run, "warning").filter((w) => w.code === "api_retry");
+    expect(retries).toHaveLength(5); // opencode 1.18.33 retries a 429 five times, then gives up
+    expect(
+      retries.map(
+        (w) =>
+          /^opencode retried the model call \(retry (\d+)\) after \d+(ms|\.\ds): AI_APICallError: Rate limit reached$/.exec(
+            w.message,
+          )?.[1],
+      ),
+    ).toEqual(retries.map((_, i) => String(i + 1)));
   });
 
   it("unknown model: config_error, 5, with the real cause instead of 'Unexpected server error'", async () => {

@@ -1,6 +1,6 @@
 // The features exec users expect, each against the real opencode and the scripted model server.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -173,18 +173,40 @@ describe("configuration and model", () => {
     expect(existsSync(join(ws, "opencode.json"))).toBe(false);
   });
 
-  it("opencode export recovers provider/model; --no-export skips it; a failing export is only a warning", async () => {
-    const exported = await e2e.run(["-q", "scenario:plain hi"], { extraEnv: { OC_EXEC_EXPORT: "1" } });
-    expect(exported.result.model).toBe("fake/fake-model");
-    const skipped = await e2e.run(["-q", "--no-export", "scenario:plain hi"], { extraEnv: { OC_EXEC_EXPORT: "1" } });
-    expect(skipped.result.model).toBeNull();
-    const failing = await e2e.run(["-q", "x"], {
-      extraEnv: { OC_EXEC_EXPORT: "1", OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "ok" },
+  it("the model comes from opencode's own log, per step, with no second opencode process", async () => {
+    // A wrapper on the real binary notes every opencode process oc-exec starts.
+    const dir = mkdtempSync(join(e2e.home.root, "wrap-"));
+    const calls = join(dir, "calls.txt");
+    const wrapper = join(dir, "opencode");
+    writeFileSync(wrapper, `#!/bin/sh\necho "$1" >> "${calls}"\nexec "${bundledBinary()!.path}" "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const run = await e2e.run(["-q", "--opencode", wrapper, "scenario:tool run echo"], {
+      extraEnv: { OC_EXEC_EXPORT: "1" },
     });
+    expect(run.code).toBe(0);
+    expect(run.result.model).toBe("fake/fake-model");
+    expect(eventsOf(run, "step.finished").map((s) => s.model)).toEqual(["fake/fake-model", "fake/fake-model"]);
+    expect(
+      readFileSync(calls, "utf8")
+        .split("\n")
+        .filter((c) => c === "run" || c === "export"),
+    ).toEqual(["run"]);
+  });
+
+  it("a release that names no model gets it from opencode export; --no-export skips it; a failing export is only a warning", async () => {
+    const fake = { OC_EXEC_EXPORT: "1", OC_EXEC_OPENCODE: FAKE_OPENCODE, FAKE_OPENCODE_MODE: "ok" };
+    const failing = await e2e.run(["-q", "x"], { extraEnv: fake });
     expect(failing.code).toBe(0);
+    expect(failing.result.model).toBeNull();
     expect(eventsOf(failing, "warning")).toMatchObject([
       { code: "export_failed", message: expect.stringContaining("Session not found") },
     ]);
+    const skipped = await e2e.run(["-q", "--no-export", "x"], { extraEnv: fake });
+    expect(skipped.code).toBe(0);
+    expect(eventsOf(skipped, "warning")).toEqual([]);
+    const named = await e2e.run(["-q", "-m", "fake/fake-model", "x"], { extraEnv: fake });
+    expect(named.result.model).toBe("fake/fake-model");
+    expect(eventsOf(named, "warning")).toEqual([]);
   });
 });
 

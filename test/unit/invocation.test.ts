@@ -30,7 +30,7 @@ describe("buildInvocation", () => {
       "Review this diff",
       "--print-logs",
       "--log-level",
-      "ERROR",
+      "INFO",
     ]);
     expect(inv.input).toBe("Review this diff\nmore");
   });
@@ -57,7 +57,7 @@ describe("buildInvocation", () => {
       "T",
       "--print-logs",
       "--log-level",
-      "ERROR",
+      "INFO",
       "--model",
       "anthropic/claude-sonnet-4-5",
       "--agent",

@@ -24,7 +24,8 @@ describe("resolveTurnOptions", () => {
       killAfterMs: DEFAULTS.killAfterMs,
       maxSteps: null,
       maxOutputBytes: DEFAULTS.maxOutputBytes,
-      export: true,
+      // Only when neither the caller nor opencode's log names the model.
+      export: null,
       labels: { timeoutMs: "timeoutMs" },
     });
   });
