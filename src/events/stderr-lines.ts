@@ -55,8 +55,19 @@ export function parseStderrLine(raw: string): StderrLine {
     const fields = parseLogfmt(text);
     if (fields.level) return { kind: "log", level: fields.level, fields };
   }
+  const older = OLDER_LOG.exec(text);
+  if (older) {
+    // 1.14: `INFO  2026-11-23T06:44:10 +3ms service=llm providerID=fake ... stream`, the message
+    // last and unquoted. Its ERROR lines stay ordinary text: they explain failures in the tail.
+    const [, level, time, rest] = older;
+    const message = rest!.trim().split(/\s+/).at(-1) ?? "";
+    const fields = { ...parseLogfmt(rest!), level: level!, timestamp: `${time}Z` };
+    return { kind: "log", level: level!, fields: message.includes("=") ? fields : { ...fields, message } };
+  }
   return { kind: "other", text };
 }
+
+const OLDER_LOG = /^(DEBUG|INFO|WARN)\s+(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)\s+\+\d+ms\s+(.*)$/;
 
 /** Minimal logfmt: key=value and key="quoted \"value\"" pairs. */
 export function parseLogfmt(text: string): Record<string, string> {

@@ -146,6 +146,25 @@ describe("opencode's stderr", () => {
       error: 'ProviderModelNotFoundError: Model "x" not found',
     });
     expect(parseStderrLine("level=INFO message=stream").kind).toBe("log");
+    // 1.14's layout: the message last and bare.
+    expect(
+      parseStderrLine(
+        "INFO  2026-11-23T06:44:10 +3ms service=llm providerID=fake modelID=fake-model small=false agent=build stream",
+      ),
+    ).toEqual({
+      kind: "log",
+      level: "INFO",
+      fields: {
+        service: "llm",
+        providerID: "fake",
+        modelID: "fake-model",
+        small: "false",
+        agent: "build",
+        level: "INFO",
+        timestamp: "2026-11-23T06:44:10Z",
+        message: "stream",
+      },
+    });
   });
 });
 
