@@ -46,6 +46,7 @@ export type RawFlags = {
   timestamps?: boolean;
   color?: "auto" | "always" | "never";
   version?: boolean;
+  failOn?: string[];
 };
 
 /** How the CLI names each option in messages: the one flag-name table. */
@@ -65,6 +66,7 @@ export const FLAG_LABELS: OptionLabels = {
   maxTokens: "--max-tokens",
   maxCostUsd: "--max-cost-usd",
   maxOutputBytes: "--max-output-bytes",
+  failOn: "--fail-on",
 };
 
 /** The CLI's own settings: where the prompt comes from and how progress is shown. */
@@ -138,6 +140,7 @@ export function optionsFromFlags(
       maxCostUsd: flags.maxCostUsd === undefined ? undefined : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
       maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
       includeRaw: flags.includeRaw,
+      failOn: flags.failOn ? splitList(flags.failOn) : undefined,
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

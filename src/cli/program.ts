@@ -1,6 +1,7 @@
 // The commander program: flags, subcommands and help text. Each command's action is handed in by
 // main.ts, so commander dispatches (parseAsync) and this file stays a description of the CLI.
 import { Command, Option } from "commander";
+import { FAIL_ON_CONDITIONS } from "../outcome/fail-on.js";
 import { DEFAULTS } from "../turn/options.js";
 import { STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
@@ -125,6 +126,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option(
       "--no-export",
       "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)",
+    )
+    .option(
+      "--fail-on <conditions>",
+      `fail a turn opencode calls successful (exit 1) when: ${Object.keys(FAIL_ON_CONDITIONS).join(", ")} (comma list, repeatable)`,
+      collect,
     )
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")

@@ -14,16 +14,22 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
   const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
-  const turn = startTurn(() =>
-    resolveTurnOptions(
+  // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
+  let resolved: ReturnType<typeof resolveTurnOptions>;
+  try {
+    resolved = resolveTurnOptions(
       { ...options, env: io.env, onStderrLine: reporter.stderrLine, onToolStarted: reporter.toolStarted },
       {
         labels: FLAG_LABELS,
         prompt: () =>
           readPrompt({ args, promptFile: cli.promptFile, stdin: io.stdin, stdinTimeoutMs: cli.stdinTimeoutMs }),
       },
-    ),
-  );
+    );
+  } catch (error) {
+    reporter.stop();
+    throw error;
+  }
+  const turn = startTurn(() => resolved);
   try {
     return await deliverTurn(turn, cli.display, io, reporter);
   } finally {

@@ -26,6 +26,8 @@ export type TurnFacts = {
   /** The final assistant message: the text parts of the last message that had text. */
   readonly finalText: string | null;
   tools: { total: number; failed: number; denied: number };
+  /** The tool calls that ended in error (the first few), for --fail-on tool-error's evidence. */
+  failedTools: { tool: string; callId: string | null; error: string | null }[];
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
   errors: UpstreamError[];
@@ -94,6 +96,7 @@ export class Normalizer {
       return parts.length > 0 ? parts.join("\n") : null;
     },
     tools: { total: 0, failed: 0, denied: 0 },
+    failedTools: [],
     filesChanged: [],
     permissionDenials: [],
     errors: [],
@@ -308,7 +311,11 @@ export class Normalizer {
     if (!built) return;
     const { draft, state } = built;
     this.facts.tools.total++;
-    if (draft.status === "error") this.facts.tools.failed++;
+    if (draft.status === "error") {
+      this.facts.tools.failed++;
+      if (this.facts.failedTools.length < 5)
+        this.facts.failedTools.push({ tool: draft.tool, callId: draft.call_id, error: draft.error });
+    }
     if (draft.status === "denied") this.facts.tools.denied++;
     this.emit(draft);
     if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);

@@ -5,6 +5,7 @@ import type { ErrorDetail } from "../contract/schema.js";
 import { CLASS_PRECEDENCE, type OutcomeClass } from "../contract/exit-codes.js";
 import { formatDuration } from "../duration.js";
 import { redact } from "../events/redact.js";
+import { type FailOn, failOnError } from "./fail-on.js";
 import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
 
 export type TimeoutKind = "turn" | "startup" | "idle";
@@ -191,10 +192,18 @@ const CHECKS: Record<OutcomeClass, Check> = {
   success: () => null,
 };
 
-export function classifyOutcome(facts: TurnFacts, end: TurnEnd, labels: OptionLabels = API_LABELS): Outcome {
+export function classifyOutcome(
+  facts: TurnFacts,
+  end: TurnEnd,
+  labels: OptionLabels = API_LABELS,
+  failOn: readonly FailOn[] = [],
+): Outcome {
   for (const cls of CLASS_PRECEDENCE) {
     const error = CHECKS[cls](facts, end, labels);
-    if (error !== undefined) return { class: cls, error };
+    if (error === undefined) continue;
+    // A turn opencode calls a success can still fail a condition the caller named (--fail-on).
+    const failed = cls === "success" ? failOnError(facts, failOn, labels.failOn) : null;
+    return failed ? { class: "agent_error", error: failed } : { class: cls, error };
   }
   return { class: "success", error: null };
 }

@@ -15,7 +15,8 @@ export type OptionName =
   | "maxSteps"
   | "maxTokens"
   | "maxCostUsd"
-  | "maxOutputBytes";
+  | "maxOutputBytes"
+  | "failOn";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -35,6 +36,7 @@ export const API_LABELS: OptionLabels = {
   maxTokens: "maxTokens",
   maxCostUsd: "maxCostUsd",
   maxOutputBytes: "maxOutputBytes",
+  failOn: "failOn",
 };
 
 /** The option behind each budget, and behind each timeout. */

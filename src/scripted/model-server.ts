@@ -79,6 +79,14 @@ export function scriptedReply(body: ChatRequest): Reply {
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
+    case "empty":
+      // A model that ends its turn without a word.
+      return { kind: "text", text: "" };
+    case "read-missing":
+      // A tool call that fails (the file is not there), after which the model still answers.
+      return done
+        ? { kind: "text", text: "There is no such file." }
+        : { kind: "tool", calls: [{ name: "read", args: { filePath: "missing.txt" } }] };
     case "read-outside":
       return done
         ? { kind: "text", text: "Could not read it." }

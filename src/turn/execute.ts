@@ -29,6 +29,7 @@ export async function executeTurn(
       includeRaw: options.includeRaw,
       clock: options.clock,
       labels: options.labels,
+      failOn: options.failOn,
       onToolStarted: options.onToolStarted ?? undefined,
     },
     sink,

@@ -66,6 +66,8 @@ export type TurnOptions = {
   includeRaw?: boolean;
   /** After the turn, ask `opencode export` for the model and cost. Default: only when neither the caller nor opencode's log named the model. */
   export?: boolean;
+  /** Conditions that turn a successful turn into a failure (agent_error): tool-error, no-changes, no-message. */
+  failOn?: string[];
   /** Abort the turn; the abort reason, when it is a StopReason, says why. */
   signal?: AbortSignal;
   /** Called with each of opencode's own stderr lines. */

@@ -5,6 +5,7 @@ import type { WarningCode } from "../contract/warning-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { Clock } from "../events/emitter.js";
 import { ConfigError } from "../outcome/errors.js";
+import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 
@@ -46,6 +47,7 @@ export type ResolvedTurn = {
   maxOutputBytes: number;
   maxLineBytes: number;
   includeRaw: boolean;
+  failOn: FailOn[];
   /** Run `opencode export` after the turn: true, false, or null = only when nothing else named the model. */
   export: boolean | null;
   signal: AbortSignal | null;
@@ -57,6 +59,17 @@ export type ResolvedTurn = {
 
 /** What only oc-exec's own callers (the CLI, tests) pass: never part of the public options. */
 export type Internals = { prompt?: PromptReader; labels?: OptionLabels; clock?: Clock; maxLineBytes?: number };
+
+function failOnFrom(names: string[], labels: OptionLabels): FailOn[] {
+  const unknown = names.filter((n) => !isFailOn(n));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `${labels.failOn} does not know ${unknown.map((n) => JSON.stringify(n)).join(", ")}; it takes ${Object.keys(FAIL_ON_CONDITIONS).join(", ")}`,
+      "UsageError",
+    );
+  }
+  return [...new Set(names)] as FailOn[];
+}
 
 export function resolveTurnOptions(
   options: Omit<RunTurnOptions, "prompt"> & { prompt?: string },
@@ -115,6 +128,7 @@ export function resolveTurnOptions(
     ),
     maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
     includeRaw: options.includeRaw ?? false,
+    failOn: failOnFrom(options.failOn ?? [], labels),
     // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
     // cost of another opencode start, so by default only when neither the caller nor the log named
     // it. OC_EXEC_EXPORT=0 turns it off.

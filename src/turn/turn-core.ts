@@ -8,6 +8,7 @@ import type { SplitLine, SplitterOptions } from "../events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../events/normalize.js";
 import { keepBytesFor } from "../events/output-cutter.js";
 import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
+import type { FailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels } from "../outcome/labels.js";
 import { buildResult, type ResultMeta } from "../outcome/result.js";
 import { VERSION } from "../version.js";
@@ -38,7 +39,12 @@ export type TurnCore = {
   finish(end: TurnEnd, meta: Omit<ResultMeta, "durationMs" | "process">): ResultEvent;
 };
 
-export type TurnCoreOptions = NormalizerOptions & { includeRaw?: boolean; clock?: Clock; labels?: OptionLabels };
+export type TurnCoreOptions = NormalizerOptions & {
+  includeRaw?: boolean;
+  clock?: Clock;
+  labels?: OptionLabels;
+  failOn?: readonly FailOn[];
+};
 
 export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) => void): TurnCore {
   const clock = options.clock ?? Date.now;
@@ -85,7 +91,12 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
       } catch (error) {
         internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
       }
-      const outcome = classifyOutcome(normalizer.facts, { ...end, internalError }, options.labels ?? API_LABELS);
+      const outcome = classifyOutcome(
+        normalizer.facts,
+        { ...end, internalError },
+        options.labels ?? API_LABELS,
+        options.failOn,
+      );
       emitter.emit(
         buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }),
       );

@@ -181,3 +181,56 @@ describe("the package", () => {
     expect(readFileSync(new URL("../../LICENSE", import.meta.url), "utf8")).toMatch(/^MIT License\n/);
   });
 });
+
+describe("--fail-on: a verdict CI can trust", () => {
+  it("an unknown condition is a usage error, 5, naming the ones there are", async () => {
+    const run = await e2e.run(["-q", "--fail-on", "tool-error,no-tests", "scenario:plain hi"]);
+    expect(run.code).toBe(5);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.result.error).toMatchObject({
+      name: "UsageError",
+      message: '--fail-on does not know "no-tests"; it takes tool-error, no-changes, no-message',
+    });
+    expect(run.stderr).toContain('oc-exec: --fail-on does not know "no-tests"');
+  });
+
+  it("tool-error: a failed tool call fails the turn with the tool and its error; without one, success", async () => {
+    const failed = await e2e.run(["-q", "--fail-on", "tool-error", "scenario:read-missing look"]);
+    expect(failed.code).toBe(1);
+    expect(failed.result.class).toBe("agent_error");
+    expect(failed.result.text).toBe("There is no such file.");
+    expect(failed.result.error!.name).toBe("FailOnCondition");
+    expect(failed.result.error!.message).toMatch(
+      /^--fail-on tool-error: tool read \(call call_1_0\) failed: .*missing\.txt/,
+    );
+    const fine = await e2e.run(["-q", "--fail-on", "tool-error", "scenario:tool run echo"]);
+    expect(fine.code).toBe(0);
+    expect(fine.result.class).toBe("success");
+  });
+
+  it("no-changes: no file written fails the turn; a written file passes", async () => {
+    const failed = await e2e.run(["-q", "--fail-on", "no-changes", "scenario:plain hi"]);
+    expect(failed.code).toBe(1);
+    expect(failed.result.error).toEqual({
+      name: "FailOnCondition",
+      message: "--fail-on no-changes: no file changed",
+      status_code: null,
+      retryable: null,
+    });
+    const fine = await e2e.run(["-q", "--fail-on", "no-changes", "scenario:write a note"], { cwd: e2e.workspace() });
+    expect(fine.code).toBe(0);
+    expect(fine.result.files_changed).toEqual([{ path: "notes.txt", change: "added" }]);
+  });
+
+  it("no-message: a turn that ends without a word fails; an answer passes; conditions combine", async () => {
+    const failed = await e2e.run(["-q", "--fail-on", "tool-error", "--fail-on", "no-message", "scenario:empty"]);
+    expect(failed.code).toBe(1);
+    expect(failed.result.text).toBeNull();
+    expect(failed.result.error!.message).toBe("--fail-on no-message: the turn ended with no final assistant message");
+    const fine = await e2e.run(["-q", "--fail-on", "no-message,tool-error", "scenario:plain hi"]);
+    expect(fine.code).toBe(0);
+    // Failures keep their own class: --fail-on only judges what would have been a success.
+    const api = await e2e.run(["-q", "--fail-on", "no-message", "scenario:http-401"]);
+    expect(api.code).toBe(4);
+  });
+});
