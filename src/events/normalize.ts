@@ -30,6 +30,8 @@ export type TurnFacts = {
   failedTools: { tool: string; callId: string | null; error: string | null }[];
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
+  /** The denials a rule of the policy made (not an `ask` nobody could answer). */
+  policyDenied: Set<PermissionDenial>;
   errors: UpstreamError[];
   /** Errors opencode retried past: a later step answered (upstream #50062). Not the turn's failure. */
   recoveredErrors: UpstreamError[];
@@ -99,6 +101,7 @@ export class Normalizer {
     failedTools: [],
     filesChanged: [],
     permissionDenials: [],
+    policyDenied: new Set(),
     errors: [],
     recoveredErrors: [],
     cutOff: null,
@@ -309,7 +312,7 @@ export class Normalizer {
     if (running) return this.options.onToolStarted?.(running.tool, running.callId);
     const built = toolEventOf(part, this.options.maxOutputBytes);
     if (!built) return;
-    const { draft, state } = built;
+    const { draft, state, ruleDenial } = built;
     this.facts.tools.total++;
     if (draft.status === "error") {
       this.facts.tools.failed++;
@@ -318,7 +321,8 @@ export class Normalizer {
     }
     if (draft.status === "denied") this.facts.tools.denied++;
     this.emit(draft);
-    if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);
+    if (ruleDenial) this.denial({ ...ruleDenial, tool: draft.tool, call_id: draft.call_id }, true);
+    else if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);
     if (draft.status === "completed") {
       for (const change of fileChangesOf(
         this.options.workspace,
@@ -348,9 +352,10 @@ export class Normalizer {
     else this.pendingNotices.push({ permission, pattern });
   }
 
-  private denial(d: PermissionDenial): void {
+  private denial(d: PermissionDenial, byPolicy = false): void {
     const clean = { ...d, pattern: d.pattern === null ? null : redact(d.pattern) };
     this.facts.permissionDenials.push(clean);
+    if (byPolicy) this.facts.policyDenied.add(clean);
     this.emit({ type: "permission.denied", ...clean });
   }
 

@@ -55,13 +55,63 @@ export function runningToolOf(part: Json): { tool: string; callId: string | null
 }
 
 /** null while the tool is still pending or running (a later line reports it finished). */
-export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDraft; state: Json | null } | null {
-  const tool = readString(part, "tool")!;
+/** Tools opencode knows; a call to one of them that comes back as `invalid` was removed by policy. */
+const KNOWN_TOOLS = new Set([
+  "bash",
+  "edit",
+  "write",
+  "multiedit",
+  "patch",
+  "apply_patch",
+  "read",
+  "glob",
+  "grep",
+  "list",
+  "lsp",
+  "webfetch",
+  "websearch",
+  "codesearch",
+  "task",
+  "todowrite",
+  "todoread",
+  "skill",
+  "question",
+]);
+
+/** The permission key a tool call needs. */
+function permissionOf(tool: string): string {
+  return ["write", "multiedit", "patch", "apply_patch"].includes(tool) ? "edit" : tool;
+}
+
+/** What a permission rule matches for a call: the command, the path or the URL it names. */
+function patternOf(input: unknown): string | null {
+  for (const key of ["command", "filePath", "file_path", "path", "url", "pattern"]) {
+    const v = readString(input, key);
+    if (v !== null) return v;
+  }
+  return null;
+}
+
+/**
+ * A denial that needs no partner: a rule of the policy refused the call (1.18: "The user has
+ * specified a rule which prevents you…"), or the tool was not offered at all and the model's call
+ * came back as the `invalid` tool. opencode prints no "permission requested" notice for either.
+ */
+export type RuleDenial = { permission: string; pattern: string | null };
+
+export type ToolEvent = { draft: ToolDraft; state: Json | null; ruleDenial: RuleDenial | null };
+
+/** null while the tool is still pending or running (a later line reports it finished). */
+export function toolEventOf(part: Json, maxOutputBytes: number): ToolEvent | null {
   const state = readObject(part, "state");
   const rawStatus = readString(state, "status");
   if (rawStatus === "pending" || rawStatus === "running") return null;
+  const removed = removedToolOf(part, state);
+  if (removed) return removed;
+  const tool = readString(part, "tool")!;
   const errorText = readString(state, "error");
   const denied = rawStatus === "error" && errorText !== null && DENIAL_TEXT.some((re) => re.test(errorText));
+  const byRule = denied && /specified a rule which prevents you/i.test(errorText!);
   let output: string | null = null;
   let truncated = false;
   const rawOutput = state?.output;
@@ -70,18 +120,45 @@ export function toolEventOf(part: Json, maxOutputBytes: number): { draft: ToolDr
     output = capped.text;
     truncated = capped.truncated;
   }
+  const input = state && "input" in state ? redactValue(state.input) : null;
   return {
     state,
+    ruleDenial: byRule ? { permission: permissionOf(tool), pattern: patternOf(input) } : null,
     draft: {
       type: "tool",
       call_id: callIdOf(part),
       tool,
       status: denied ? "denied" : rawStatus === "completed" ? "completed" : "error",
-      input: state && "input" in state ? redactValue(state.input) : null,
+      input,
       output,
       output_truncated: truncated,
       error: errorText === null ? null : redact(errorText),
       title: readString(state, "title"),
+      duration_ms: durationOf(part, state),
+    },
+  };
+}
+
+/** opencode's `invalid` tool standing for a call to a tool the policy removed: the call, denied. */
+function removedToolOf(part: Json, state: Json | null): ToolEvent | null {
+  if (readString(part, "tool") !== "invalid") return null;
+  const input = readObject(state, "input");
+  const asked = readString(input, "tool");
+  const why = readString(input, "error");
+  if (asked === null || !KNOWN_TOOLS.has(asked) || why === null || !/unavailable tool/i.test(why)) return null;
+  return {
+    state,
+    ruleDenial: { permission: permissionOf(asked), pattern: null },
+    draft: {
+      type: "tool",
+      call_id: callIdOf(part),
+      tool: asked,
+      status: "denied",
+      input: null,
+      output: null,
+      output_truncated: false,
+      error: redact(why),
+      title: null,
       duration_ms: durationOf(part, state),
     },
   };

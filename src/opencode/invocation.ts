@@ -20,7 +20,7 @@ export type InvocationInput = {
   continue?: boolean;
   fork?: boolean;
   /** OPENCODE_PERMISSION to set; any inherited value is removed first. null: leave it alone. */
-  permission?: Record<string, string> | null;
+  permission?: Record<string, unknown> | null;
   /** OPENCODE_CONFIG_CONTENT to set (already merged with the inherited value). */
   configContent?: string;
   baseEnv: NodeJS.ProcessEnv;
@@ -62,7 +62,7 @@ export function titleFor(prompt: string): string {
 
 export function buildEnv(
   baseEnv: NodeJS.ProcessEnv,
-  extra: { permission?: Record<string, string> | null; configContent?: string } = {},
+  extra: { permission?: Record<string, unknown> | null; configContent?: string } = {},
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;

@@ -23,7 +23,18 @@ export const PERMISSION_KEYS = [
   "websearch",
 ] as const;
 
-export type Policy = { value: Record<string, "allow" | "deny">; warnings: { code: WarningCode; message: string }[] };
+type Action = "allow" | "deny";
+export type Policy = {
+  value: Record<string, Action | Record<string, Action>>;
+  warnings: { code: WarningCode; message: string }[];
+};
+
+/**
+ * The keys whose rules take patterns, and what a pattern matches: the command (bash), a file path
+ * (edit, read, external_directory), a URL (webfetch), a subagent (task), a skill (skill). The other
+ * keys are allowed or denied whole.
+ */
+export const PATTERN_KEYS = ["bash", "edit", "read", "external_directory", "webfetch", "task", "skill"] as const;
 
 export function splitList(values: string[]): string[] {
   return values
@@ -32,27 +43,70 @@ export function splitList(values: string[]): string[] {
     .filter(Boolean);
 }
 
-/** null when neither list is given: the user's own opencode permission config stays in charge. */
+type Rule = { key: string; pattern: string | null };
+
+/** `bash` or `bash:npm test` (the first colon separates, so a URL pattern keeps its own). */
+function ruleOf(text: string): Rule {
+  const colon = text.indexOf(":");
+  return colon === -1 ? { key: text, pattern: null } : { key: text.slice(0, colon), pattern: text.slice(colon + 1) };
+}
+
+const show = (r: Rule) => (r.pattern === null ? r.key : `${r.key}:${r.pattern}`);
+
+/**
+ * --allow and --deny as OPENCODE_PERMISSION; null when neither is given (opencode's own config
+ * stays in charge). The meaning, also in docs/usage.md:
+ * - any --allow makes an allow-list: every known key it does not name is denied;
+ * - `--allow KEY:PATTERN` allows those patterns of KEY and denies its other patterns;
+ * - `--deny KEY:PATTERN` denies those patterns and wins over an allowed pattern that also matches;
+ *   the key's other patterns keep what they had (allowed by --allow KEY, else opencode's config);
+ * - a pattern on a key that takes none, or the same rule (or a denied key and its pattern) in
+ *   both lists, is a usage error.
+ * opencode applies the last matching rule, so each key's object lists "*" first, then the allowed
+ * patterns, then the denied ones (checked against the real binary).
+ */
 export function buildPolicy(
   allow: string[],
   deny: string[],
   labels: Pick<OptionLabels, "allow" | "deny">,
 ): Policy | null {
   if (allow.length === 0 && deny.length === 0) return null;
-  const both = allow.filter((k) => deny.includes(k));
-  if (both.length > 0)
-    throw new ConfigError(`${both.join(", ")} is in both ${labels.allow} and ${labels.deny}`, "UsageError");
+  const allowed = allow.map(ruleOf);
+  const denied = deny.map(ruleOf);
+  const usage = (message: string) => new ConfigError(message, "UsageError");
+  for (const r of [...allowed, ...denied]) {
+    if (r.pattern === "") throw usage(`${r.key}: needs a pattern after the colon`);
+    if (r.pattern !== null && !(PATTERN_KEYS as readonly string[]).includes(r.key))
+      throw usage(`${r.key} takes no patterns (only ${PATTERN_KEYS.join(", ")} do): allow or deny the whole key`);
+  }
+  const both = allowed.filter((a) =>
+    denied.some((d) => d.key === a.key && (d.pattern === a.pattern || d.pattern === null)),
+  );
+  if (both.length > 0) throw usage(`${both.map(show).join(", ")} is in both ${labels.allow} and ${labels.deny}`);
   const known = new Set<string>(PERMISSION_KEYS);
-  const warnings = [...allow, ...deny]
+  const warnings = [...new Set([...allowed, ...denied].map((r) => r.key))]
     .filter((k) => !known.has(k))
     .map((k) => ({
       code: "unknown_permission" as const,
       message: `${k} is not a permission key oc-exec knows (${PERMISSION_KEYS.join(", ")}); passed to opencode as given`,
     }));
-  const value: Record<string, "allow" | "deny"> = {};
-  if (allow.length > 0) for (const key of PERMISSION_KEYS) value[key] = "deny";
-  for (const key of allow) value[key] = "allow";
-  for (const key of deny) value[key] = "deny";
+  const wholeAllowed = new Set(allowed.filter((r) => r.pattern === null).map((r) => r.key));
+  const value: Policy["value"] = {};
+  if (allowed.length > 0) for (const key of PERMISSION_KEYS) value[key] = "deny";
+  for (const key of wholeAllowed) value[key] = "allow";
+  for (const r of denied) if (r.pattern === null) value[r.key] = "deny";
+  const patterned = new Set([...allowed, ...denied].filter((r) => r.pattern !== null).map((r) => r.key));
+  for (const key of patterned) {
+    const allowedHere = allowed.filter((r) => r.key === key && r.pattern !== null).map((r) => r.pattern!);
+    const deniedHere = denied.filter((r) => r.key === key && r.pattern !== null).map((r) => r.pattern!);
+    // What the key's other patterns get: allowed whole, denied by an allow-list, else left to opencode.
+    const rest: Action | null = wholeAllowed.has(key) ? "allow" : allowed.length > 0 ? "deny" : null;
+    if (rest === "deny" && allowedHere.length === 0) continue; // denied whole already
+    const rules: Record<string, Action> = rest ? { "*": rest } : {};
+    for (const pattern of allowedHere) rules[pattern] = "allow";
+    for (const pattern of deniedHere) rules[pattern] = "deny";
+    value[key] = rules;
+  }
   return { value, warnings };
 }
 

@@ -157,6 +157,12 @@ const CHECKS: Record<OutcomeClass, Check> = {
     const subject = what ? `permission ${what}` : "a permission";
     const pattern = d.pattern ? ` (${d.pattern})` : "";
     const more = facts.permissionDenials.length > 1 ? ` and ${facts.permissionDenials.length - 1} more` : "";
+    if (facts.policyDenied.has(d)) {
+      return detail(
+        "PermissionDenied",
+        `the permission policy refused ${subject}${pattern}${more}: no rule allows it (--allow/--deny, or opencode's permission config). Allow it there to let the agent use it.`,
+      );
+    }
     return detail(
       "PermissionDenied",
       `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.`,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { waitFor } from "../support/procs.js";
-import { BIN, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
+import { BIN, eventsOf, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
 
 const e2e = useE2E();
 
@@ -232,5 +232,58 @@ describe("--fail-on: a verdict CI can trust", () => {
     // Failures keep their own class: --fail-on only judges what would have been a success.
     const api = await e2e.run(["-q", "--fail-on", "no-message", "scenario:http-401"]);
     expect(api.code).toBe(4);
+  });
+});
+
+describe("permission patterns, proved against the real opencode", () => {
+  it("an allowed pattern runs; the other patterns of its key are refused: permission.denied with the command, exit 2", async () => {
+    const ok = await e2e.run(["-q", "--allow", "bash:echo *", "scenario:tool run echo"]);
+    expect(ok.code).toBe(0);
+    expect(eventsOf(ok, "tool")[0]).toMatchObject({ tool: "bash", status: "completed", output: "hi\n" });
+    const refused = await e2e.run([
+      "-q",
+      "--allow",
+      "bash:npm test",
+      "--allow",
+      "bash:git *",
+      "scenario:tool run echo",
+    ]);
+    expect(refused.code).toBe(2);
+    expect(eventsOf(refused, "permission.denied")).toMatchObject([
+      { permission: "bash", pattern: "echo hi", tool: "bash", call_id: "call_1_0" },
+    ]);
+    expect(refused.result.tools).toEqual({ total: 1, failed: 0, denied: 1 });
+    expect(refused.result.error!.message).toMatch(
+      /^the permission policy refused permission bash \(echo hi\): no rule allows it/,
+    );
+  });
+
+  it("a denied pattern wins over an allowed one that also matches", async () => {
+    const run = await e2e.run(["-q", "--allow", "bash:echo *", "--deny", "bash:echo hi", "scenario:tool run echo"]);
+    expect(run.code).toBe(2);
+    expect(eventsOf(run, "permission.denied")).toMatchObject([{ permission: "bash", pattern: "echo hi" }]);
+  });
+
+  it("a tool the policy removed is not invisible: the call the model made is a denial, exit 2", async () => {
+    const run = await e2e.run(["-q", "--allow", "read", "scenario:tool run echo"]);
+    expect(run.code).toBe(2);
+    expect(eventsOf(run, "tool")[0]).toMatchObject({ tool: "bash", status: "denied", call_id: "call_1_0" });
+    expect(eventsOf(run, "tool")[0]!.error).toMatch(/unavailable tool 'bash'/);
+    expect(run.result.permission_denials).toEqual([
+      { permission: "bash", pattern: null, tool: "bash", call_id: "call_1_0" },
+    ]);
+  });
+
+  it.each([
+    [["--allow", "bash:ls", "--deny", "bash:ls"], "bash:ls is in both --allow and --deny"],
+    [["--allow", "bash:ls", "--deny", "bash"], "bash:ls is in both --allow and --deny"],
+    [
+      ["--allow", "todowrite:x"],
+      "todowrite takes no patterns (only bash, edit, read, external_directory, webfetch, task, skill do): allow or deny the whole key",
+    ],
+  ])("%j is a usage error, 5", async (flags, message) => {
+    const run = await e2e.run(["-q", ...flags, "scenario:plain hi"]);
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({ name: "UsageError", message });
   });
 });

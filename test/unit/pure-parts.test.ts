@@ -39,6 +39,26 @@ describe("permission policy", () => {
     expect(() => buildPolicy(["grep"], ["grep"], API_LABELS)).toThrow("grep is in both allow and deny");
   });
 
+  it("patterns: the key's other patterns are denied under an allow-list; denied patterns come last and win", () => {
+    const policy = buildPolicy(
+      ["read", "bash:npm test", "bash:git *", "edit:src/**"],
+      ["bash:git push *"],
+      FLAG_LABELS,
+    )!;
+    expect(policy.value.bash).toEqual({ "*": "deny", "npm test": "allow", "git *": "allow", "git push *": "deny" });
+    expect(Object.keys(policy.value.bash as object)).toEqual(["*", "npm test", "git *", "git push *"]);
+    expect(policy.value.edit).toEqual({ "*": "deny", "src/**": "allow" });
+    expect(policy.value).toMatchObject({ read: "allow", webfetch: "deny" });
+    // A whole key allowed keeps its other patterns allowed; a lone deny pattern leaves the rest to opencode.
+    expect(buildPolicy(["bash"], ["bash:rm *"], FLAG_LABELS)!.value.bash).toEqual({ "*": "allow", "rm *": "deny" });
+    expect(buildPolicy([], ["bash:rm *"], FLAG_LABELS)!.value).toEqual({ bash: { "rm *": "deny" } });
+    expect(buildPolicy(["webfetch:https://example.com/*"], [], FLAG_LABELS)!.value.webfetch).toEqual({
+      "*": "deny",
+      "https://example.com/*": "allow",
+    });
+    expect(() => buildPolicy(["bash:"], [], FLAG_LABELS)).toThrow("bash: needs a pattern after the colon");
+  });
+
   it("an inherited OPENCODE_PERMISSION must be a JSON object (or one action for everything)", () => {
     expect(invalidInheritedPolicy(undefined)).toBeNull();
     expect(invalidInheritedPolicy('{"bash":"deny"}')).toBeNull();
