@@ -4,8 +4,14 @@ export type OcExecEnvironment = {
   opencode: string | null;
   /** OC_EXEC_EXPORT=0: never run `opencode export` after a turn. */
   exportOff: boolean;
+  /** OC_EXEC_REHEARSE=SCENARIO: every turn is a rehearsal on the scripted model (as --rehearse). */
+  rehearse: string | null;
 };
 
 export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
-  return { opencode: env.OC_EXEC_OPENCODE || null, exportOff: env.OC_EXEC_EXPORT === "0" };
+  return {
+    opencode: env.OC_EXEC_OPENCODE || null,
+    exportOff: env.OC_EXEC_EXPORT === "0",
+    rehearse: env.OC_EXEC_REHEARSE || null,
+  };
 }

@@ -47,6 +47,7 @@ export type RawFlags = {
   color?: "auto" | "always" | "never";
   version?: boolean;
   failOn?: string[];
+  rehearse?: string;
 };
 
 /** How the CLI names each option in messages: the one flag-name table. */

@@ -2,6 +2,7 @@
 // main.ts, so commander dispatches (parseAsync) and this file stays a description of the CLI.
 import { Command, Option } from "commander";
 import { FAIL_ON_CONDITIONS } from "../outcome/fail-on.js";
+import { REHEARSALS } from "../scripted/rehearsals.js";
 import { DEFAULTS } from "../turn/options.js";
 import { STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
@@ -99,7 +100,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       collect,
     )
     .option("--mcp <name=command>", "an MCP server for this turn: NAME=COMMAND [ARGS...] (repeatable)", collect)
-    .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)");
+    .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)")
+    .option(
+      "--rehearse <scenario>",
+      `rehearse a pipeline offline: the real opencode against oc-exec's scripted model in a throwaway HOME, playing ${Object.keys(REHEARSALS).join(", ")} (env OC_EXEC_REHEARSE)`,
+    );
   program.optionsGroup("Limits:");
   program
     .option("--timeout <duration>", "stop the whole turn after this long (e.g. 10m, 1m30s; default: off)")

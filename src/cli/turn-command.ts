@@ -1,10 +1,15 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
 import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../contract/exit-codes.js";
+import { readEnvironment } from "../environment.js";
 import type { StopReason } from "../outcome/classify.js";
+import { ConfigError } from "../outcome/errors.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { createReporter } from "../progress/reporter.js";
-import { resolveTurnOptions } from "../turn/resolve-options.js";
+import type { RunningRehearsal } from "../scripted/rehearsal.js";
+import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
+import type { RunTurnOptions } from "../turn/options.js";
+import { type PromptReader, resolveTurnOptions } from "../turn/resolve-options.js";
 import { startTurn, type Turn } from "../turn/run-turn.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./main.js";
@@ -13,29 +18,71 @@ import { readPrompt } from "./prompt.js";
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
-  const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
-  // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
-  let resolved: ReturnType<typeof resolveTurnOptions>;
-  try {
-    resolved = resolveTurnOptions(
-      { ...options, env: io.env, onStderrLine: reporter.stderrLine, onToolStarted: reporter.toolStarted },
-      {
-        labels: FLAG_LABELS,
-        prompt: () =>
-          readPrompt({ args, promptFile: cli.promptFile, stdin: io.stdin, stdinTimeoutMs: cli.stdinTimeoutMs }),
-      },
+  const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
+  if (rehearse !== null && !isRehearsal(rehearse)) {
+    throw new ConfigError(
+      `--rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(rehearse)}`,
+      "UsageError",
     );
-  } catch (error) {
-    reporter.stop();
-    throw error;
   }
-  const turn = startTurn(() => resolved);
+  const rehearsal = rehearse ? await (await import("../scripted/rehearsal.js")).startRehearsal(rehearse, io.env) : null;
+  const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
   try {
-    return await deliverTurn(turn, cli.display, io, reporter);
+    const readArgs = rehearsal && args.length === 0 && !cli.promptFile ? ["a rehearsal turn"] : args;
+    const read: PromptReader = () =>
+      readPrompt({ args: readArgs, promptFile: cli.promptFile, stdin: io.stdin, stdinTimeoutMs: cli.stdinTimeoutMs });
+    // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
+    const resolved = resolveTurnOptions(
+      {
+        ...(rehearsal ? rehearsed(options, rehearsal) : options),
+        env: rehearsal?.env ?? io.env,
+        onStderrLine: reporter.stderrLine,
+        onToolStarted: reporter.toolStarted,
+      },
+      { labels: FLAG_LABELS, prompt: rehearsal ? rehearsedPrompt(read, rehearse!, rehearsal) : read },
+    );
+    return await deliverTurn(
+      startTurn(() => resolved),
+      cli.display,
+      io,
+      reporter,
+    );
   } finally {
+    reporter.stop();
+    await rehearsal?.stop();
     // A stdin we stopped waiting for must not keep the process alive.
     if (!io.stdin.isTTY) io.stdin.destroy();
   }
+}
+
+/** A rehearsal runs in its own throwaway workspace, on the scripted model, with no export. */
+function rehearsed(options: Omit<RunTurnOptions, "prompt" | "env">, rehearsal: RunningRehearsal) {
+  return {
+    ...options,
+    dir: rehearsal.dir,
+    model: rehearsal.model,
+    session: undefined,
+    continue: undefined,
+    export: false,
+    idleTimeoutMs: options.idleTimeoutMs ?? rehearsal.defaults?.idleTimeoutMs,
+    maxSteps: options.maxSteps ?? rehearsal.defaults?.maxSteps,
+  };
+}
+
+function rehearsedPrompt(read: PromptReader, name: string, rehearsal: RunningRehearsal): PromptReader {
+  return async () => {
+    const prompt = await read();
+    return {
+      text: `${rehearsal.promptPrefix}${prompt.text}`,
+      warnings: [
+        {
+          code: "rehearsal",
+          message: `a rehearsal (${name}): the real opencode against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
+        },
+        ...prompt.warnings,
+      ],
+    };
+  };
 }
 
 /** Writes a turn's events to stdout and its progress to stderr; returns the exit status. */

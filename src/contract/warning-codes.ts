@@ -15,6 +15,8 @@ export const WARNING_CODES = {
   unknown_permission: "an --allow/--deny key oc-exec does not know; it was passed to opencode as given",
   api_retry:
     "opencode retried a failed model call (rate limit, server error, no connection); the cause and the wait are in the message",
+  rehearsal:
+    "the turn is a rehearsal (--rehearse): the scripted model, a throwaway HOME; nothing in it is a real answer",
   budget_warning: "a budget (--max-steps, --max-tokens, --max-cost-usd) is 80% used",
   export_failed: "`opencode export` after the turn failed; model and cost may be missing",
   delete_failed: "`opencode session delete` for --ephemeral failed; the session remains",

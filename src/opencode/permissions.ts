@@ -34,7 +34,7 @@ export type Policy = {
  * (edit, read, external_directory), a URL (webfetch), a subagent (task), a skill (skill). The other
  * keys are allowed or denied whole.
  */
-export const PATTERN_KEYS = ["bash", "edit", "read", "external_directory", "webfetch", "task", "skill"] as const;
+const PATTERN_KEYS = ["bash", "edit", "read", "external_directory", "webfetch", "task", "skill"] as const;
 
 export function splitList(values: string[]): string[] {
   return values

@@ -6,21 +6,21 @@ import { join } from "node:path";
 
 export type HermeticHome = { root: string; workspace: string; env: Record<string, string>; cleanup(): void };
 
-export function providerConfig(baseURL: string): string {
+export function providerConfig(baseURL: string, provider = "fake", model = "fake-model"): string {
   return JSON.stringify({
     provider: {
-      fake: {
+      [provider]: {
         npm: "@ai-sdk/openai-compatible",
         options: { baseURL, apiKey: "x" },
-        models: { "fake-model": { name: "Fake" } },
+        models: { [model]: { name: "Scripted" } },
       },
     },
-    model: "fake/fake-model",
+    model: `${provider}/${model}`,
   });
 }
 
-export function makeHermeticHome(baseURL: string): HermeticHome {
-  const root = mkdtempSync(join(tmpdir(), "oc-exec-test-"));
+export function makeHermeticHome(baseURL: string, prefix = "oc-exec-test-"): HermeticHome {
+  const root = mkdtempSync(join(tmpdir(), prefix));
   const workspace = join(root, "workspace");
   mkdirSync(workspace);
   const env: Record<string, string> = {

@@ -145,6 +145,8 @@ export function scriptedReply(body: ChatRequest): Reply {
           },
         },
       };
+    case "slow-5s":
+      return { kind: "text", text: "A slow answer, after five seconds.", delayMs: 5000 };
     case "slow":
       return { kind: "text", text: "Finally.", delayMs: 30_000 };
     case "hang":

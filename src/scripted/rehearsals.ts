@@ -1,0 +1,58 @@
+// The rehearsal scenarios (--rehearse): a table only, so --help and flag checks load no server.
+import type { OutcomeClass } from "../contract/exit-codes.js";
+
+export type Rehearsal = {
+  /** What it plays, for --help and the README. */
+  what: string;
+  /** The scripted model's scenario token. */
+  scenario: string;
+  expect: OutcomeClass;
+  env?: Record<string, string>;
+  model?: string;
+  /** Limits that make the scenario end (a stalled model), unless the caller set their own. */
+  defaults?: { idleTimeoutMs?: number; maxSteps?: number };
+};
+
+export const REHEARSALS = {
+  success: { what: "a plain answer", scenario: "plain", expect: "success" },
+  tool: { what: "a bash tool call, then an answer", scenario: "tool", expect: "success" },
+  denied: {
+    what: "a bash call needing a permission nobody grants",
+    scenario: "tool",
+    expect: "approval_denied",
+    env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) },
+  },
+  "api-401": { what: "the provider refuses the key", scenario: "http-401", expect: "api_error" },
+  "api-429": { what: "rate limited until opencode gives up (~5 s)", scenario: "http-429", expect: "api_error" },
+  "context-overflow": {
+    what: "the conversation does not fit",
+    scenario: "context-overflow",
+    expect: "context_overflow",
+  },
+  length: { what: "the answer is cut off at the output limit", scenario: "length", expect: "agent_error" },
+  "unknown-model": {
+    what: "a model opencode does not know",
+    scenario: "plain",
+    expect: "config_error",
+    model: "rehearsal/nope",
+  },
+  budget: {
+    what: "an agent that never stops calling tools (max-steps 3 unless set)",
+    scenario: "loop-tools",
+    expect: "budget_exceeded",
+    defaults: { maxSteps: 3 },
+  },
+  slow: { what: "an answer after 5 s", scenario: "slow-5s", expect: "success" },
+  stall: {
+    what: "a model that never answers (idle-timeout 5s unless set)",
+    scenario: "hang",
+    expect: "timeout",
+    defaults: { idleTimeoutMs: 5000 },
+  },
+} as const satisfies Record<string, Rehearsal>;
+
+export type RehearsalName = keyof typeof REHEARSALS;
+
+export function isRehearsal(name: string): name is RehearsalName {
+  return Object.hasOwn(REHEARSALS, name);
+}
