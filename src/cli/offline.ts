@@ -1,13 +1,13 @@
 // The offline commands: `replay` re-runs the normalizer and classifier over a saved opencode
 // stream; `validate` checks a saved oc-exec stream against the published contract.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { validateStream } from "../contract/validate-stream.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js";
 import { createReporter } from "../progress/reporter.js";
-import { replayRecording } from "../turn/replay.js";
+import { openReplay, type Replay } from "../turn/replay.js";
 import { parseCount } from "./duration.js";
 
 async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Buffer> {
@@ -26,6 +26,20 @@ async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Bu
   return Buffer.concat(parts);
 }
 
+/** The file (or stdin for -) as a stream of chunks; a file that cannot be read is a usage error. */
+function openInput(file: string, stdin: NodeJS.ReadableStream): AsyncIterable<Buffer> {
+  if (file === "-") return stdin as AsyncIterable<Buffer>;
+  try {
+    const fd = openSync(file, "r");
+    return createReadStream("", { fd, highWaterMark: 256 * 1024 });
+  } catch (error) {
+    throw new ConfigError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      "UsageError",
+    );
+  }
+}
+
 type ReplayFlags = { stderr?: string; exitCode?: string; signal?: string; dir?: string; quiet?: boolean };
 
 export async function replayCommand(
@@ -42,8 +56,9 @@ export async function replayCommand(
     if (existsSync(join(file, "meta.json")))
       meta = JSON.parse(readFileSync(join(file, "meta.json"), "utf8")) as typeof meta;
   }
-  const stdout = await readInput(stdoutFile, io.stdin);
-  const stderr = stderrFile ? await readInput(stderrFile, io.stdin) : undefined;
+  // Opened before anything is written: a file that cannot be read is a usage error with no events.
+  const stderrInput = stderrFile ? openInput(stderrFile, io.stdin) : null;
+  const stdoutInput = openInput(stdoutFile, io.stdin);
   const reporter = await createReporter({
     quiet: flags.quiet ?? false,
     verbose: false,
@@ -52,10 +67,9 @@ export async function replayCommand(
     env: io.env,
   });
   const writer = createStdoutWriter();
-  const { result } = replayRecording(
+  let behind = false;
+  const replay = openReplay(
     {
-      stdout,
-      stderr,
       exitCode: flags.exitCode !== undefined ? parseCount(flags.exitCode, "--exit-code") : (meta.exit_code ?? 0),
       signal: flags.signal ?? meta.signal ?? null,
       opencodeVersion: meta.opencode_version ?? null,
@@ -63,10 +77,26 @@ export async function replayCommand(
       workspace: flags.dir === undefined ? undefined : resolve(flags.dir),
     },
     (event) => {
-      writer.write(event);
+      if (!writer.write(event)) behind = true;
       reporter.event(event);
     },
   );
+  // Streamed, chunk by chunk, so memory stays flat with the recording's size; a reader slower than
+  // the replay holds it back. stderr first: the order of two pipes is not recorded.
+  const feed = async (input: AsyncIterable<Buffer>, into: Replay["stdout"]) => {
+    for await (const chunk of input) {
+      into.push(chunk as Buffer);
+      if (behind) {
+        behind = false;
+        await writer.drained();
+      }
+    }
+    into.end();
+  };
+  if (stderrInput) await feed(stderrInput, replay.stderr);
+  else replay.stderr.end();
+  await feed(stdoutInput, replay.stdout);
+  const result = replay.finish();
   reporter.stop();
   return result.exit_code;
 }

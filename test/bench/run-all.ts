@@ -267,6 +267,31 @@ async function throughput(): Promise<void> {
   );
 }
 
+/** oc-exec replay streams its input: its peak RSS against the live path on the same bytes, at two sizes. */
+async function replayMemory(): Promise<void> {
+  const sizes = [Number(values["corpus-mb"]) / 2, Number(values["corpus-mb"]) * 5].map(Math.round);
+  out(`replay memory (peak RSS, median of 3; the live path is oc-exec reading the same bytes from opencode):`);
+  for (const size of sizes) {
+    const corpus = await corpusFile(size);
+    const env = {
+      ...process.env,
+      OC_EXEC_OPENCODE: FAKE_OPENCODE,
+      FAKE_OPENCODE_MODE: "corpus",
+      FAKE_CORPUS: corpus.path,
+      OC_EXEC_EXPORT: "0",
+    };
+    const live: number[] = [];
+    const replay: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      live.push((await measure(process.execPath, [BIN, "-q", "x"], { env })).peakRss);
+      replay.push((await measure(process.execPath, [BIN, "replay", "-q", corpus.path])).peakRss);
+    }
+    out(
+      `  ${f(mb(corpus.bytes), 0)} MB, ${corpus.lines} lines: replay ${f(mb(median(replay)), 1)} MB, live ${f(mb(median(live)), 1)} MB: ratio ${f(median(replay) / median(live))}   (target <= 1.2)`,
+    );
+  }
+}
+
 async function latency(): Promise<void> {
   const env = {
     ...process.env,
@@ -324,4 +349,5 @@ out(
 if (want("startup")) await startup();
 if (want("latency")) await latency();
 if (want("throughput")) await throughput();
+if (want("replay")) await replayMemory();
 if (want("overhead")) await overhead();
