@@ -5,6 +5,8 @@ import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { stripAnsi } from "../events/stderr-lines.js";
 import { TESTED_RANGE } from "../opencode/features.js";
+import type { ResultEvent } from "../contract/schema.js";
+import { formatDuration } from "../duration.js";
 import { readEnvironment } from "../environment.js";
 import { buildEnv } from "../opencode/invocation.js";
 import { invalidInheritedPolicy } from "../opencode/permissions.js";
@@ -47,10 +49,54 @@ export function describeModels(list: string[]): string {
   return `${plural(list.length, "model")} from ${plural(providers.length, "provider")} (${named})`;
 }
 
+/** The minimal real request --probe makes: one short answer, no tools, bounded in time. */
+const PROBE_PROMPT = "Reply with the single word OK.";
+const PROBE_TIMEOUT_MS = 120_000;
+
+/**
+ * --probe: one real turn through opencode to the chosen model (a few tokens), so "ready" also means
+ * the provider answers. It reports how long the answer took, or what failed, with its class.
+ */
+async function probe(
+  model: string | undefined,
+  dir: string,
+  opencode: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Check> {
+  const { runTurn } = await import("../turn/run-turn.js");
+  const started = Date.now();
+  let result: ResultEvent | null = null;
+  let retries = 0;
+  for await (const event of runTurn({
+    prompt: PROBE_PROMPT,
+    model,
+    dir,
+    opencode,
+    env,
+    title: "oc-exec doctor --probe",
+    ephemeral: true,
+    export: false,
+    deny: ["bash", "edit", "webfetch", "websearch", "task"],
+    maxSteps: 1,
+    timeoutMs: PROBE_TIMEOUT_MS,
+  })) {
+    if (event.type === "warning" && event.code === "api_retry") retries++;
+    if (event.type === "result") result = event;
+  }
+  const took = formatDuration(Date.now() - started);
+  const which = result?.model ?? model ?? "the default model";
+  if (result?.ok)
+    return { name: "probe", ok: true, detail: `${which} answered in ${took} (${result.usage.total} tokens)` };
+  const why = result?.error ? `${result.class} (exit ${result.exit_code}): ${result.error.message}` : "no result";
+  const retried = retries > 0 ? `, after ${retries} retr${retries === 1 ? "y" : "ies"}` : "";
+  return { name: "probe", ok: false, detail: `${which} failed after ${took}${retried}: ${why}` };
+}
+
 async function doctor(opts: {
   dir?: string;
   model?: string;
   opencode?: string;
+  probe?: boolean;
   env: NodeJS.ProcessEnv;
 }): Promise<{ ready: boolean; checks: Check[] }> {
   const checks: Check[] = [];
@@ -136,11 +182,12 @@ async function doctor(opts: {
       detail: sources.length > 0 ? sources.join("; ") : "none found (only opencode's free models will work)",
     });
   }
+  if (opts.probe && located.ok && wsOk) checks.push(await probe(opts.model, workspace, opts.opencode, opts.env));
   return { ready: checks.every((c) => c.ok), checks };
 }
 
 export async function doctorCommand(
-  flags: { json?: boolean; dir?: string; model?: string; opencode?: string },
+  flags: { json?: boolean; dir?: string; model?: string; opencode?: string; probe?: boolean },
   io: { stderr: NodeJS.WriteStream; env: NodeJS.ProcessEnv },
 ): Promise<number> {
   const report = await doctor({ ...flags, env: io.env });

@@ -170,6 +170,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--dir <path>", "the workspace to check")
     .option("-m, --model <provider/model>", "also check that this model is available")
     .option("--opencode <path>", "the opencode binary to check")
+    .option("--probe", "also send one minimal real request to the model (costs a few tokens) and time it")
     .action(actions.doctor);
   program
     .command("validate")

@@ -287,3 +287,21 @@ describe("permission patterns, proved against the real opencode", () => {
     expect(run.result.error).toMatchObject({ name: "UsageError", message });
   });
 });
+
+describe("doctor --probe", () => {
+  it("sends one real request and says how long the model took; a model that fails is not ready, with its class", async () => {
+    const ok = await runCliRaw(["doctor", "--probe"], { env: e2e.home.env, cwd: e2e.home.workspace });
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/^✓ probe: fake\/fake-model answered in \d+(ms|\.\ds) \(\d+ tokens\)$/m);
+    const bad = await runCliRaw(["doctor", "--probe", "-m", "fake/nope"], {
+      env: e2e.home.env,
+      cwd: e2e.home.workspace,
+    });
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toMatch(
+      /^✗ probe: fake\/nope failed after .*: config_error \(exit 5\): Model not found: fake\/nope\./m,
+    );
+    const plain = await runCliRaw(["doctor"], { env: e2e.home.env, cwd: e2e.home.workspace });
+    expect(plain.stderr).not.toContain("probe");
+  });
+});
