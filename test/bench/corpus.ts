@@ -9,6 +9,8 @@ export async function writeCorpus(
   path: string,
   targetBytes: number,
   hugeLines = 3,
+  /** Event-dense: short texts and one-line tool outputs, ~300,000 lines in 100 MB. */
+  dense = false,
 ): Promise<{ bytes: number; lines: number }> {
   const tool = loadFixture("1.18.33", "tool")!.stdout.toString("utf8").trim().split("\n");
   // biome-ignore lint/suspicious/noExplicitAny: recorded lines are spread and patched field by field below.
@@ -30,10 +32,13 @@ export async function writeCorpus(
     i++;
     const ids = (kind: string) => ({ id: `prt_bench${kind}${i}`, messageID: `msg_bench${i}` });
     await put({ ...stepStart, timestamp: i, part: { ...stepStart!.part, ...ids("s") } });
-    await put({ ...text, part: { ...text!.part, ...ids("t"), text: `step ${i}: ${filler.slice(0, 200)}` } });
+    await put({
+      ...text,
+      part: { ...text!.part, ...ids("t"), text: dense ? `step ${i} done` : `step ${i}: ${filler.slice(0, 200)}` },
+    });
     const big = bytes >= nextHuge;
     if (big) nextHuge += hugeEvery;
-    const output = big ? "x".repeat(10 * 1024 * 1024) : `${filler}\n`.repeat(1 + (i % 8));
+    const output = big ? "x".repeat(10 * 1024 * 1024) : dense ? `ok ${i}\n` : `${filler}\n`.repeat(1 + (i % 8));
     await put({
       ...toolUse,
       part: {

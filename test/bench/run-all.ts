@@ -205,11 +205,11 @@ async function startup(): Promise<void> {
   out(`  oc-exec --help       ${f(median(help), 1)} ms   ratio ${f(median(help) / median(node))}   (target <= 1.5)`);
 }
 
-async function corpusFile(megabytes: number): Promise<{ path: string; bytes: number; lines: number }> {
+async function corpusFile(megabytes: number, dense = false): Promise<{ path: string; bytes: number; lines: number }> {
   const dir = join(root, ".cache", "bench");
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, `corpus-v2-${megabytes}mb.ndjson`);
-  if (!existsSync(path)) await writeCorpus(path, megabytes * 1024 * 1024);
+  const path = join(dir, `corpus-v2-${megabytes}mb${dense ? "-dense" : ""}.ndjson`);
+  if (!existsSync(path)) await writeCorpus(path, megabytes * 1024 * 1024, dense ? 0 : 3, dense);
   const { bytes, lines } = await countLines(path);
   return { path, bytes, lines };
 }
@@ -264,6 +264,34 @@ async function throughput(): Promise<void> {
   out(`  jq -c .               ${f(rate(j), 1)} MB/s   ratio oc-exec/jq ${f(j / o)}   (target >= 2)`);
   out(
     `  peak RSS (median of ${rssRounds}): ${f(mb(rssBig), 1)} MB on ${f(mb(big.bytes), 0)} MB, ${f(mb(rssSmall), 1)} MB on ${f(mb(small.bytes), 0)} MB: ratio ${f(rssBig / rssSmall)}   (target <= 1.2)`,
+  );
+}
+
+/** Many small events (no huge tool outputs to cut): oc-exec's per-line cost against the minimal reader. */
+async function denseThroughput(): Promise<void> {
+  const corpus = await corpusFile(100, true);
+  const env = {
+    ...process.env,
+    OC_EXEC_OPENCODE: FAKE_OPENCODE,
+    FAKE_OPENCODE_MODE: "corpus",
+    FAKE_CORPUS: corpus.path,
+    OC_EXEC_EXPORT: "0",
+  };
+  const producer = `"${process.execPath}" "${FAKE_OPENCODE}"`;
+  const reader = `"${process.execPath}" "${join(root, "test", "bench", "minimal-reader.mjs")}"`;
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    ours.push((await measure(process.execPath, [BIN, "-q", "x"], { env })).ms);
+    theirs.push((await measure("bash", ["-c", `${producer} < /dev/null | ${reader} > /dev/null`], { env })).ms);
+  }
+  const [o, n] = [median(ours), median(theirs)];
+  out(`event-dense throughput (${f(mb(corpus.bytes), 0)} MB, ${corpus.lines} lines; median of 3):`);
+  out(
+    `  oc-exec               ${f(mb(corpus.bytes) / (o / 1000), 1)} MB/s   ${f(corpus.lines / (o / 1000), 0)} lines/s`,
+  );
+  out(
+    `  minimal node reader   ${f(mb(corpus.bytes) / (n / 1000), 1)} MB/s   ratio oc-exec/node ${f(n / o)}   (target >= 0.9)`,
   );
 }
 
@@ -349,5 +377,6 @@ out(
 if (want("startup")) await startup();
 if (want("latency")) await latency();
 if (want("throughput")) await throughput();
+if (want("dense")) await denseThroughput();
 if (want("replay")) await replayMemory();
 if (want("overhead")) await overhead();
