@@ -8,7 +8,6 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { buildArgs } from "../../src/opencode/invocation.js";
 import { bundledBinary } from "../../src/opencode/locate.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
@@ -96,18 +95,8 @@ async function overhead(): Promise<void> {
   const home = makeHermeticHome(server.url);
   const opencode = bundledBinary()!.path;
   const prompt = "scenario:tool run echo";
-  const bareArgs = buildArgs({
-    workspace: home.workspace,
-    prompt,
-    title: null,
-    model: null,
-    agent: null,
-    variant: null,
-    thinking: false,
-    session: null,
-    files: [],
-    pure: false,
-  });
+  // What a user types: no --title, no logs. oc-exec's own flags (--title, --print-logs) count for it.
+  const bareArgs = ["run", "--format", "json", "--dir", home.workspace];
   const env = {
     ...home.env,
     OPENCODE_AUTO_SHARE: "false",
@@ -126,7 +115,9 @@ async function overhead(): Promise<void> {
     `#!/bin/bash\necho "start $EPOCHREALTIME" >> "${stamps}"\n"${opencode}" "$@"\nrc=$?\necho "end $EPOCHREALTIME" >> "${stamps}"\nexit $rc\n`,
     { mode: 0o755 },
   );
-  const oursEnv = { ...home.env, OC_EXEC_OPENCODE: wrapper };
+  // The default command line: no -m, no --no-export, and OC_EXEC_EXPORT (which the test home sets) unset.
+  const { OC_EXEC_EXPORT: _, ...defaultEnv } = home.env;
+  const oursEnv = { ...defaultEnv, OC_EXEC_OPENCODE: wrapper };
   const runOurs = async () => {
     writeFileSync(stamps, "");
     const run = await measure(process.execPath, [BIN, "-q", "--dir", home.workspace, prompt], { env: oursEnv });
@@ -162,7 +153,7 @@ async function overhead(): Promise<void> {
   // The hermetic env sets OC_EXEC_EXPORT=0: both sides do the same work. (By default, without
   // -m, oc-exec runs `opencode export` afterwards to learn the model: a second opencode start.)
   out(
-    `overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call; oc-exec without the post-turn export):`,
+    `overhead (median of ${pairs} alternating pairs, one two-step turn with a tool call; oc-exec on its default command line):`,
   );
   out(`  bare opencode run --format json   ${f(median(bare), 0)} ms`);
   out(`  oc-exec                           ${f(median(ours), 0)} ms`);
