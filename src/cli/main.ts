@@ -79,9 +79,13 @@ async function usageFailure(
   // commander has already printed its own "error: ..." line; our own checks have not.
   if (explain) io.stderr.write(`oc-exec: ${problem.message}\n`);
   io.stderr.write("Run oc-exec --help for usage.\n");
-  const [{ failedTurn }, { deliverTurn }] = await Promise.all([
+  const [{ failedStart }, { deliverTurn }] = await Promise.all([
     import("../turn/failed-start.js"),
     import("./turn-command.js"),
   ]);
-  return deliverTurn(failedTurn(problem), { ...displayFrom({}), quiet: quietRequested(argv) }, io);
+  return deliverTurn(
+    async (sink) => failedStart(problem, { cwd: process.cwd() }, sink),
+    { ...displayFrom({}), quiet: quietRequested(argv) },
+    io,
+  );
 }

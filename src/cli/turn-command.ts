@@ -10,7 +10,9 @@ import type { RunningRehearsal } from "../scripted/rehearsal.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import type { RunTurnOptions } from "../turn/options.js";
 import { type PromptReader, resolveTurnOptions } from "../turn/resolve-options.js";
-import { startTurn, type Turn } from "../turn/run-turn.js";
+import type { OcEvent } from "../contract/schema.js";
+import { TurnControl } from "../turn/control.js";
+import { executeTurn } from "../turn/execute.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./main.js";
 import { readPrompt } from "./prompt.js";
@@ -41,12 +43,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       },
       { labels: FLAG_LABELS, prompt: rehearsal ? rehearsedPrompt(read, rehearse!, rehearsal) : read },
     );
-    return await deliverTurn(
-      startTurn(() => resolved),
-      cli.display,
-      io,
-      reporter,
-    );
+    return await deliverTurn((sink, control) => executeTurn(resolved, sink, control), cli.display, io, reporter);
   } finally {
     reporter.stop();
     await rehearsal?.stop();
@@ -85,44 +82,61 @@ function rehearsedPrompt(read: PromptReader, name: string, rehearsal: RunningReh
   };
 }
 
-/** Writes a turn's events to stdout and its progress to stderr; returns the exit status. */
+/** Runs a turn, handing each event to the sink as it happens; resolves with the result. */
+export type TurnDriver = (sink: (event: OcEvent) => void, control: TurnControl) => Promise<unknown>;
+
+/**
+ * Writes a turn's events to stdout and its progress to stderr; returns the exit status. Events
+ * are handled as the engine emits them, with no queue between: a reader slower than opencode
+ * holds opencode back (control.backpressure) instead of letting events pile up in memory.
+ */
 export async function deliverTurn(
-  turn: Turn,
+  drive: TurnDriver,
   display: Display,
   io: CliIo,
   reporter?: Awaited<ReturnType<typeof createReporter>>,
 ): Promise<number> {
   const progress = reporter ?? (await createReporter({ ...display, stream: io.stderr, env: io.env }));
+  const control = new TurnControl();
   let brokenPipe = false;
   const stdout = createStdoutWriter(process.stdout, () => {
     brokenPipe = true;
-    turn.abort({ kind: "broken_pipe" });
+    control.abort({ kind: "broken_pipe" });
   });
   const onSignal = (signal: NodeJS.Signals) => {
     const reason: StopReason = signal === "SIGINT" ? { kind: "interrupted", signal } : { kind: "terminated", signal };
-    turn.abort(reason);
+    control.abort(reason);
   };
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
   for (const s of signals) process.on(s, onSignal);
   let exitCode: number = EXIT_CODES.internal_error;
-  try {
-    let showing = true;
-    for await (const event of turn) {
-      const behind = !stdout.write(event);
-      if (event.type === "result") exitCode = event.exit_code;
-      if (showing) {
-        try {
-          progress.event(event);
-        } catch (error) {
-          // Progress is a courtesy; a failure in it must not cost the turn or its result line.
-          showing = false;
-          io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
-        }
+  let showing = true;
+  let holding = false;
+  const sink = (event: OcEvent) => {
+    const behind = !stdout.write(event);
+    if (event.type === "result") exitCode = event.exit_code;
+    if (showing) {
+      try {
+        progress.event(event);
+      } catch (error) {
+        // Progress is a courtesy; a failure in it must not cost the turn or its result line.
+        showing = false;
+        io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
       }
-      // A reader slower than opencode (a pipe into a busy jq) holds the turn back rather than
-      // letting unwritten events pile up in memory.
-      if (behind) await stdout.drained();
     }
+    if (behind && !holding) {
+      holding = true;
+      control.backpressure(true);
+      void stdout.drained().then(() => {
+        holding = false;
+        control.backpressure(false);
+      });
+    }
+  };
+  try {
+    await drive(sink, control);
+    // The result is written; let the reader take the rest before the exit status is set.
+    if (holding) await stdout.drained();
   } finally {
     progress.stop();
     for (const s of signals) process.off(s, onSignal);

@@ -7,6 +7,8 @@ export type Clock = () => number;
 export class Emitter {
   private seq = 0;
   private closed = false;
+  private lastMs = Number.NaN;
+  private lastIso = "";
 
   constructor(
     private readonly sink: (event: OcEvent) => void,
@@ -21,12 +23,22 @@ export class Emitter {
     const event = {
       type,
       seq: this.seq++,
-      time: new Date(this.clock()).toISOString(),
+      time: this.now(),
       session_id: this.sessionId(),
       ...fields,
     } as OcEvent;
     if (event.type === "result") this.closed = true;
     this.sink(event);
+  }
+
+  /** The time, formatted once per millisecond: a dense stream writes many events in one. */
+  private now(): string {
+    const ms = this.clock();
+    if (ms !== this.lastMs) {
+      this.lastMs = ms;
+      this.lastIso = new Date(ms).toISOString();
+    }
+    return this.lastIso;
   }
 
   get count(): number {

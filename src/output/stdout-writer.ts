@@ -10,6 +10,9 @@ export type StdoutWriter = {
   readonly broken: boolean;
 };
 
+/** A batch this large leaves at once, without waiting for the end of the turn of the loop. */
+const BATCH_CHARS = 64 * 1024;
+
 export function createStdoutWriter(
   stream: NodeJS.WritableStream = process.stdout,
   onBrokenPipe: () => void = () => {},
@@ -22,18 +25,41 @@ export function createStdoutWriter(
   };
   // EPIPE is the usual one; any error on stdout means nothing more can be delivered.
   stream.on("error", fail);
+  // Events are gathered for the rest of this turn of the event loop and leave in one write: on an
+  // event-dense stream a write per event (a system call each when stdout is a file) cost more
+  // than everything else oc-exec does with the event. Nothing waits for opencode's next line:
+  // the batch leaves before the next chunk of input is handled.
+  let batch = "";
+  let scheduled = false;
+  let behind = false;
+  stream.on("drain", () => {
+    behind = false;
+  });
+  const flush = () => {
+    scheduled = false;
+    const text = batch;
+    batch = "";
+    if (text === "" || broken) return;
+    try {
+      if (!stream.write(text)) behind = true;
+    } catch {
+      fail();
+    }
+  };
   return {
     write(event) {
       if (broken) return true;
-      try {
-        return stream.write(`${JSON.stringify(event)}\n`);
-      } catch {
-        fail();
-        return true;
+      batch += `${JSON.stringify(event)}\n`;
+      if (batch.length >= BATCH_CHARS) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
       }
+      return !behind;
     },
     drained() {
-      if (broken) return Promise.resolve();
+      flush();
+      if (broken || !behind) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const done = () => {
           stream.off("drain", done);

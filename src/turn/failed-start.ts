@@ -3,7 +3,6 @@
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { Clock } from "../events/emitter.js";
 import type { OptionLabels } from "../outcome/labels.js";
-import type { Turn } from "./run-turn.js";
 import { createTurnCore } from "./turn-core.js";
 
 export function failedStart(
@@ -20,16 +19,4 @@ export function failedStart(
     { stop: null, launchError: problem, internalError: null, process: null, outputError: null },
     { model: null },
   );
-}
-
-/** The same pair as a Turn, for callers that consume turns. */
-export function failedTurn(problem: { name: string; message: string }): Turn {
-  return {
-    abort: () => {},
-    async *[Symbol.asyncIterator]() {
-      const events: OcEvent[] = [];
-      failedStart(problem, { cwd: process.cwd() }, (event) => events.push(event));
-      yield* events;
-    },
-  };
 }

@@ -26,7 +26,7 @@ export function runTurn(options: RunTurnOptions): Turn {
 }
 
 /** For oc-exec's own callers, who resolve with internals (the CLI: its prompt reader and flag names). */
-export function startTurn(resolve: () => ResolvedTurn): Turn {
+function startTurn(resolve: () => ResolvedTurn): Turn {
   const control = new TurnControl();
   const queue: OcEvent[] = [];
   let wake: (() => void) | null = null;
