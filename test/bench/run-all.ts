@@ -205,6 +205,17 @@ async function corpusFile(megabytes: number, dense = false): Promise<{ path: str
   return { path, bytes, lines };
 }
 
+/** oc-exec (or any consumer) reading a corpus as the fake opencode's stdout. */
+function corpusEnv(corpus: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    OC_EXEC_OPENCODE: FAKE_OPENCODE,
+    FAKE_OPENCODE_MODE: "corpus",
+    FAKE_CORPUS: corpus,
+    OC_EXEC_EXPORT: "0",
+  };
+}
+
 async function countLines(path: string): Promise<{ bytes: number; lines: number }> {
   const { createReadStream } = await import("node:fs");
   let lines = 0;
@@ -216,16 +227,9 @@ async function throughput(): Promise<void> {
   const big = await corpusFile(Number(values["corpus-mb"]));
   const small = await corpusFile(Math.max(1, Math.round(Number(values["corpus-mb"]) / 10)));
   const producer = `"${process.execPath}" "${FAKE_OPENCODE}"`;
-  const fakeEnv = (corpus: string) => ({
-    ...process.env,
-    OC_EXEC_OPENCODE: FAKE_OPENCODE,
-    FAKE_OPENCODE_MODE: "corpus",
-    FAKE_CORPUS: corpus,
-    OC_EXEC_EXPORT: "0",
-  });
-  const ocExec = (corpus: string) => measure(process.execPath, [BIN, "-q", "x"], { env: fakeEnv(corpus) });
+  const ocExec = (corpus: string) => measure(process.execPath, [BIN, "-q", "x"], { env: corpusEnv(corpus) });
   const pipeline = (consumer: string) =>
-    measure("bash", ["-c", `${producer} < /dev/null | ${consumer} > /dev/null`], { env: fakeEnv(big.path) });
+    measure("bash", ["-c", `${producer} < /dev/null | ${consumer} > /dev/null`], { env: corpusEnv(big.path) });
   const results: Record<string, number[]> = { ocexec: [], node: [], jq: [] };
   const rounds = 3;
   for (let i = 0; i < rounds; i++) {
@@ -261,13 +265,7 @@ async function throughput(): Promise<void> {
 /** Many small events (no huge tool outputs to cut): oc-exec's per-line cost against the minimal reader. */
 async function denseThroughput(): Promise<void> {
   const corpus = await corpusFile(100, true);
-  const env = {
-    ...process.env,
-    OC_EXEC_OPENCODE: FAKE_OPENCODE,
-    FAKE_OPENCODE_MODE: "corpus",
-    FAKE_CORPUS: corpus.path,
-    OC_EXEC_EXPORT: "0",
-  };
+  const env = corpusEnv(corpus.path);
   const producer = `"${process.execPath}" "${FAKE_OPENCODE}"`;
   const reader = `"${process.execPath}" "${join(root, "test", "bench", "minimal-reader.mjs")}"`;
   const ours: number[] = [];
@@ -294,13 +292,7 @@ async function replayMemory(): Promise<void> {
   out(`replay memory (peak RSS, median of 3; the live path is oc-exec reading the same bytes from opencode):`);
   for (const size of sizes) {
     const corpus = await corpusFile(size);
-    const env = {
-      ...process.env,
-      OC_EXEC_OPENCODE: FAKE_OPENCODE,
-      FAKE_OPENCODE_MODE: "corpus",
-      FAKE_CORPUS: corpus.path,
-      OC_EXEC_EXPORT: "0",
-    };
+    const env = corpusEnv(corpus.path);
     const live: number[] = [];
     const replay: number[] = [];
     for (let i = 0; i < 3; i++) {

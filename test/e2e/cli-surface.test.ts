@@ -1,12 +1,12 @@
 // The command line as a new user meets it: help, versions, resume, usage errors, and the checks
 // that must refuse a turn before it starts. Real opencode where it matters, the fake elsewhere.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
+import { screenFrames } from "../support/tmux.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
-import { waitFor } from "../support/procs.js";
 import { BIN, eventsOf, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
 
 const e2e = useE2E();
@@ -140,37 +140,14 @@ describe("refused before the turn starts", () => {
 
 describe("progress", () => {
   it("the spinner shows the running tool from its first sign until it finishes", async () => {
-    const session = `oc-exec-tool-${process.pid}`;
     const env = { ...e2e.home.env, FAKE_OPENCODE_MODE: "running-tool", FAKE_TOOL_MS: "2500" };
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    execFileSync("tmux", [
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "150",
-      "-y",
-      "20",
-      ...envArgs,
-      `${process.execPath} ${BIN} --opencode ${FAKE_OPENCODE} hi > /dev/null; echo "exit=$?"; sleep 30`,
-    ]);
-    try {
-      const frames: string[] = [];
-      await waitFor(
-        () => {
-          frames.push(execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" }));
-          return frames.at(-1)!.includes("exit=");
-        },
-        30_000,
-        "oc-exec to finish in tmux",
-      );
-      expect(frames.some((f) => /step 1 · running bash · 0 tokens/.test(f))).toBe(true);
-      expect(frames.at(-1)).toContain("exit=0");
-      expect(frames.at(-1)).not.toContain("running bash");
-    } finally {
-      execFileSync("tmux", ["kill-session", "-t", session]);
-    }
+    const frames = await screenFrames(`${process.execPath} ${BIN} --opencode ${FAKE_OPENCODE} hi > /dev/null`, env, {
+      rows: 20,
+      timeoutMs: 30_000,
+    });
+    expect(frames.some((f) => /step 1 · running bash · 0 tokens/.test(f))).toBe(true);
+    expect(frames.at(-1)).toContain("exit=0");
+    expect(frames.at(-1)).not.toContain("running bash");
   });
 });
 

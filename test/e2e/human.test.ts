@@ -1,11 +1,8 @@
-// The human side on stderr: a live terminal (driven in tmux), CI logs, colors, verbosity, GitHub
-// Actions, doctor, --version. stdout must not change with any of it.
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { waitFor } from "../support/procs.js";
+import { screenFrames } from "../support/tmux.js";
 import { BIN, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 
@@ -23,30 +20,11 @@ function stable(stdout: string): string {
 describe("a live terminal", () => {
   it("shows a spinner while the turn runs, then tool lines and the summary; stdout stays JSONL", async () => {
     const out = join(e2e.home.root, "tty.jsonl");
-    const session = `oc-exec-test-${process.pid}`;
-    const envArgs = Object.entries(e2e.home.env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    execFileSync("tmux", [
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "150",
-      "-y",
-      "40",
-      ...envArgs,
-      `cd ${e2e.home.workspace} && ${process.execPath} ${BIN} 'scenario:tool run echo' > ${out}; echo "exit=$?"; sleep 30`,
-    ]);
-    try {
-      const frames: string[] = [];
-      await waitFor(
-        () => {
-          frames.push(execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" }));
-          return frames.at(-1)!.includes("exit=");
-        },
-        90_000,
-        "oc-exec to finish in tmux",
-      );
+    const frames = await screenFrames(
+      `cd ${e2e.home.workspace} && ${process.execPath} ${BIN} 'scenario:tool run echo' > ${out}`,
+      e2e.home.env,
+    );
+    {
       const screen = frames.at(-1)!;
       // While it ran, the spinner line showed elapsed time, step and figures.
       expect(frames.some((f) => /\d+(\.\d)?(ms|s) · step [-\d] .*tokens · \$0/.test(f))).toBe(true);
@@ -58,8 +36,6 @@ describe("a live terminal", () => {
       // The spinner is gone once the turn ends.
       expect(screen).not.toMatch(/step \d · .*tokens · \$0\s*$/m);
       checkStream(readFileSync(out, "utf8"));
-    } finally {
-      execFileSync("tmux", ["kill-session", "-t", session]);
     }
   });
 });
