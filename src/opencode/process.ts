@@ -30,6 +30,12 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/** opencode processes still running; one exit hook for all of them, however many turns run at once. */
+const running = new Set<number>();
+process.once("exit", () => {
+  for (const pid of running) killGroup(pid, "SIGKILL");
+});
+
 export function startProcess(invocation: Invocation, handlers: StreamHandlers): RunningProcess {
   // node:child_process, not execa: the turn's one process needs none of execa's conveniences, and
   // loading execa (164 KB of the bundle) before the spawn cost every turn its start-up time.
@@ -42,8 +48,8 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   });
   const pid = child.pid;
   // If oc-exec itself exits while opencode runs, the turn's processes go with it.
-  const cleanup = () => killGroup(pid, "SIGKILL");
-  process.once("exit", cleanup);
+  const cleanup = () => pid !== undefined && running.delete(pid);
+  if (pid !== undefined) running.add(pid);
   // A prompt larger than the pipe buffer is still being written when opencode may exit.
   child.stdin.on("error", () => {});
   child.stdin.end(invocation.input);
@@ -67,7 +73,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
       ),
     );
     child.once("exit", (code, signal) => {
-      process.off("exit", cleanup);
+      cleanup();
       exit = { exitCode: code, signal };
       // Reap whatever the turn left running (a backgrounded tool process), then give the pipes a
       // moment to drain; a grandchild that still holds them open must not hang us.
@@ -90,7 +96,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     // Spawn failures (ENOENT, EACCES) never emit "exit".
     child.once("error", (error: NodeJS.ErrnoException) => {
       if (exit !== null) return;
-      process.off("exit", cleanup);
+      cleanup();
       resolve({ exitCode: null, signal: null, spawnError: error.message || "could not start opencode" });
     });
   });
