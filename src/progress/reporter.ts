@@ -5,8 +5,14 @@ import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../contract/schema.js";
 import { appendFileSync } from "node:fs";
 import { formatDuration } from "../duration.js";
-import { stripAnsi } from "../events/stderr-lines.js";
+import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
+
+/** An INFO or DEBUG line of opencode's own log. */
+function isChatter(line: string): boolean {
+  const parsed = parseStderrLine(line);
+  return parsed.kind === "log" && (parsed.level === "INFO" || parsed.level === "DEBUG");
+}
 
 export type Reporter = {
   event(event: OcEvent): void;
@@ -61,7 +67,13 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
       const line = formatEventLine(event, paint);
       if (line !== null) write(line);
     },
-    stderrLine: options.verbose ? (line) => write(paint.dim(`opencode: ${stripAnsi(line)}`)) : undefined,
+    stderrLine: options.verbose
+      ? (line) => {
+          // opencode's INFO log (which oc-exec asks for, to learn models and retries) is dozens of
+          // lines a turn; --verbose shows what opencode says, its warnings and its errors.
+          if (!isChatter(line)) write(paint.dim(`opencode: ${stripAnsi(line)}`));
+        }
+      : undefined,
     stop() {},
   };
   // No cursor movement where it cannot be drawn, or where the user asked for no escapes at all.

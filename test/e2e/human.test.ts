@@ -69,6 +69,8 @@ describe("CI logs and colors", () => {
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /.test(l) || /^ {2}/.test(l))).toBe(true);
     expect(run.stderr).toContain("opencode: ! permission requested: bash (echo hi); auto-rejecting");
+    // opencode's INFO log, which oc-exec reads for models and retries, is not shown.
+    expect(run.stderr).not.toContain("level=INFO");
     expect(run.stderr).not.toContain(ESC);
   });
 
