@@ -222,4 +222,25 @@ describe("library API", () => {
     expect(types).toEqual(["run.started", "session.started", "step.started", "message", "step.finished", "result"]);
     expect(last).toMatchObject({ type: "result", class: "success", text: "Hello from the scripted model." });
   });
+
+  it("a Session's second turn resumes the session its first turn ran in; options are split by lifetime", async () => {
+    const { OcExec } = await import("../../dist/index.js");
+    const oc = new OcExec({ env: e2e.home.env });
+    const session = oc.session({ dir: e2e.home.workspace });
+    expect(session.id).toBeNull();
+    const firstTurn: { type: string; resumed?: boolean; session_id: string | null }[] = [];
+    for await (const event of session.run("scenario:plain first", { maxSteps: 5 })) firstTurn.push(event);
+    const id = firstTurn.at(-1)!.session_id;
+    expect(id).toMatch(/^ses_/);
+    expect(session.id).toBe(id);
+    const second: { type: string; resumed?: boolean; session_id: string | null; class?: string }[] = [];
+    for await (const event of session.run("scenario:plain second")) second.push(event);
+    expect(second.find((e) => e.type === "session.started")).toMatchObject({ resumed: true, session_id: id });
+    expect(second.at(-1)).toMatchObject({ type: "result", class: "success", session_id: id });
+    // Invalid options end in a config_error result, like any other problem.
+    const bad: { type: string; class?: string }[] = [];
+    for await (const event of oc.runTurn("x", { maxSteps: -1 })) bad.push(event);
+    expect(bad.map((e) => e.type)).toEqual(["run.started", "result"]);
+    expect(bad.at(-1)).toMatchObject({ class: "config_error" });
+  });
 });
