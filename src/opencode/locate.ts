@@ -3,7 +3,7 @@
 // when install scripts were skipped we fall back to the platform package that ships it.
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, dirname, join } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 
 export type Located = { path: string; source: "explicit" | "bundled" | "path"; packageVersion: string | null };
 export type LocateResult = { ok: true; binary: Located } | { ok: false; path: string | null; message: string };
@@ -78,7 +78,8 @@ export function locateOpencode(explicit: string | null | undefined, pathEnv: str
       return { ok: false, path: explicit, message: `opencode binary not found at ${explicit}` };
     if (!isExecutableFile(explicit))
       return { ok: false, path: explicit, message: `${explicit} is not an executable file` };
-    return { ok: true, binary: { path: explicit, source: "explicit", packageVersion: null } };
+    // Absolute: opencode runs in the workspace, where a path relative to here would not resolve.
+    return { ok: true, binary: { path: resolve(explicit), source: "explicit", packageVersion: null } };
   }
   const bundled = bundledBinary();
   if (bundled) return { ok: true, binary: bundled };

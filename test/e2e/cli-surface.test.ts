@@ -106,6 +106,18 @@ describe("resume, wherever it stands", () => {
   });
 });
 
+describe("--opencode with a relative path", () => {
+  it("still finds the binary when the workspace is elsewhere", async () => {
+    const { relative } = await import("node:path");
+    const ws = e2e.workspace();
+    const run = await e2e.run(["-q", "--dir", ws, "--opencode", relative(e2e.home.workspace, FAKE_OPENCODE), "hi"], {
+      extraEnv: { FAKE_OPENCODE_MODE: "ok" },
+    });
+    expect(run.code).toBe(0);
+    expect(run.events[0]).toMatchObject({ type: "run.started", opencode: { path: FAKE_OPENCODE } });
+  });
+});
+
 describe("refused before the turn starts", () => {
   it("an OPENCODE_PERMISSION that is not valid JSON: config_error, 5, and no model call (opencode would ignore it and run bash)", async () => {
     const before = e2e.server.requests.length;
