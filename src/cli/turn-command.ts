@@ -1,6 +1,7 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
 import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../contract/exit-codes.js";
+import type { OcEvent } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
 import type { StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -10,7 +11,6 @@ import type { RunningRehearsal } from "../scripted/rehearsal.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import type { RunTurnOptions } from "../turn/options.js";
 import { type PromptReader, resolveTurnOptions } from "../turn/resolve-options.js";
-import type { OcEvent } from "../contract/schema.js";
 import { TurnControl } from "../turn/control.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";

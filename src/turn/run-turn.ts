@@ -20,13 +20,11 @@ export type Turn = AsyncIterable<OcEvent> & {
 const QUEUE_HIGH = 64;
 const QUEUE_LOW = 16;
 
-/** Runs one turn. Invalid options end in a config_error result, like every other problem. */
+/**
+ * Runs one turn. Invalid options end in a config_error result, like every other problem. Events
+ * wait in a queue for the consumer (the CLI, which needs none, hands the engine a sink instead).
+ */
 export function runTurn(options: RunTurnOptions): Turn {
-  return startTurn(() => resolveTurnOptions(options));
-}
-
-/** For oc-exec's own callers, who resolve with internals (the CLI: its prompt reader and flag names). */
-function startTurn(resolve: () => ResolvedTurn): Turn {
   const control = new TurnControl();
   const queue: OcEvent[] = [];
   let wake: (() => void) | null = null;
@@ -42,7 +40,7 @@ function startTurn(resolve: () => ResolvedTurn): Turn {
   const run = async () => {
     let resolved: ResolvedTurn;
     try {
-      resolved = resolve();
+      resolved = resolveTurnOptions(options);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);

@@ -71,6 +71,10 @@ const ev = (type, rest) => `${JSON.stringify({ type, timestamp: Date.now(), sess
 const stepStart = () =>
   ev("step_start", { part: { id: "prt_1", messageID: "msg_1", sessionID: sid, type: "step-start" } });
 const text = (t) => ev("text", { part: { id: "prt_2", messageID: "msg_1", sessionID: sid, type: "text", text: t } });
+const toolUse = (callID, state) =>
+  ev("tool_use", {
+    part: { id: "prt_t", messageID: "msg_1", sessionID: sid, type: "tool", tool: "bash", callID, state },
+  });
 const stepFinish = (reason = "stop") =>
   ev("step_finish", {
     part: {
@@ -124,18 +128,7 @@ const MODES = {
   async silent() {},
   // Reports a tool as running before it finishes, as releases that stream part updates do.
   async "running-tool"() {
-    const tool = (status, extra = {}) =>
-      ev("tool_use", {
-        part: {
-          id: "prt_t",
-          messageID: "msg_1",
-          sessionID: sid,
-          type: "tool",
-          tool: "bash",
-          callID: "call_1",
-          state: { status, input: { command: "sleep 2" }, ...extra },
-        },
-      });
+    const tool = (status, extra = {}) => toolUse("call_1", { status, input: { command: "sleep 2" }, ...extra });
     await write(process.stdout, stepStart() + tool("running"));
     await sleep(Number(env.FAKE_TOOL_MS ?? 2000));
     await write(process.stdout, tool("completed", { output: "", title: "sleep 2", time: { start: 1, end: 2001 } }));
@@ -254,20 +247,7 @@ const MODES = {
       metadata: { output, exit: 0, truncated: false },
       time: { start: 1000, end: 1500 },
     };
-    await write(
-      process.stdout,
-      ev("tool_use", {
-        part: {
-          id: "prt_t",
-          messageID: "msg_1",
-          sessionID: sid,
-          type: "tool",
-          callID: "call_big",
-          tool: "bash",
-          state,
-        },
-      }),
-    );
+    await write(process.stdout, toolUse("call_big", state));
     await write(process.stdout, stepFinish("tool-calls"));
     await write(process.stdout, stepStart());
     await write(process.stdout, text("The log is long."));
