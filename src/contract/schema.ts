@@ -42,6 +42,18 @@ const base = {
   time: TimestampSchema,
   session_id: SessionIdSchema,
   raw: z.string().optional().describe("With --include-raw: the opencode line this event came from."),
+  task_id: z
+    .string()
+    .optional()
+    .describe("In a batch stream (oc-exec batch): the task the event belongs to; seq counts within the task."),
+  turn: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "In a conversation (--input-format jsonl): the turn the event belongs to; seq counts within the turn. Conversation-level lines (input errors, conversation.result) have none.",
+    ),
 };
 
 /** "run.started" -> "RunStarted": each event type is one named definition in the JSON Schema. */
@@ -65,6 +77,10 @@ export const PermissionDenialSchema = z
     pattern: nullableString("What the permission was asked for, e.g. the command or path."),
     tool: nullableString("The tool whose call was denied."),
     call_id: nullableString("The denied tool call's id."),
+    patterns: z
+      .array(z.string())
+      .optional()
+      .describe("On a server (--attach): every pattern the permission was asked for; `pattern` is the first."),
   })
   .strict()
   .meta({ id: "PermissionDenial" });
@@ -95,7 +111,14 @@ const RunStartedSchema = event(
     schema_version: z.literal(SCHEMA_VERSION),
     oc_exec_version: z.string(),
     opencode: z
-      .object({ path: z.string().nullable(), version: z.string().nullable() })
+      .object({
+        path: z.string().nullable(),
+        version: z.string().nullable(),
+        url: z
+          .string()
+          .optional()
+          .describe("With --attach: the opencode server's URL (without credentials); path is then null."),
+      })
       .strict()
       .describe("The opencode binary that will run the turn; path null when none was found."),
     cwd: z.string().describe("The absolute workspace directory."),
@@ -129,6 +152,14 @@ const StepFinishedSchema = event(
 );
 
 const MessageSchema = event("message", { text: z.string() }, "A complete assistant text part.");
+const MessageDeltaSchema = event(
+  "message.delta",
+  {
+    text: z.string().describe("The text just written; appended to the earlier deltas of the same part."),
+    part_id: nullableString("The text part it belongs to; its complete `message` event follows."),
+  },
+  "With --text-deltas on a server (--attach): assistant text as the model writes it.",
+);
 const ReasoningSchema = event("reasoning", { text: z.string() }, "A reasoning part (opencode --thinking).");
 
 const ToolSchema = event(
@@ -224,12 +255,89 @@ export const ResultSchema = event(
   "Exactly one, always the last line.",
 );
 
+const TaskOutcomeSchema = z
+  .object({
+    id: z.string(),
+    class: OutcomeClassSchema,
+    exit_code: z.number().int(),
+    cost_usd: z.number().min(0),
+    duration_ms: count(),
+    run: z
+      .enum(["ran", "not_run", "skipped"])
+      .describe(
+        "ran; not_run (the batch stopped before it started: its result says why); skipped (it succeeded in the --resume stream)",
+      ),
+  })
+  .strict()
+  .meta({ id: "TaskOutcome" });
+
+const BatchResultSchema = event(
+  "batch.result",
+  {
+    schema_version: z.literal(SCHEMA_VERSION),
+    ok: z.boolean().describe("True when every task succeeded (or had succeeded before, with --resume)."),
+    exit_code: z
+      .number()
+      .int()
+      .describe(
+        "Equals oc-exec batch's exit status: 0 all succeeded, 1 some task did not, 6 the batch budget stopped it, 130/143 a signal.",
+      ),
+    counts: z.record(z.string(), count()).describe("Tasks per class, over the tasks that ran or were not run."),
+    tasks: z.array(TaskOutcomeSchema).describe("Every task of the (shard of the) tasks file, in file order."),
+    usage: UsageSchema.describe("Summed over the tasks that ran."),
+    cost_usd: z.number().min(0),
+    duration_ms: count(),
+    shard: z
+      .object({ index: z.number().int().min(1), count: z.number().int().min(1) })
+      .strict()
+      .nullable()
+      .describe("With --shard i/n: which shard this stream is; null for a whole batch or a merge."),
+    problems: z
+      .array(z.string())
+      .describe("What `batch merge` found wrong (missing or duplicated tasks); empty otherwise."),
+  },
+  "The last line of a batch stream (oc-exec batch, batch merge): the summary, with seq 0 and session_id null. Each task's own events, marked with task_id, end with that task's result.",
+);
+
+const ConversationResultSchema = event(
+  "conversation.result",
+  {
+    schema_version: z.literal(SCHEMA_VERSION),
+    ok: z.boolean().describe("True when every turn succeeded and every input line was a valid turn."),
+    exit_code: z
+      .number()
+      .int()
+      .describe(
+        "Equals oc-exec's exit status: 0 all turns succeeded, 1 a turn did not or an input line was invalid, 6/124 a whole-conversation budget or timeout, 130/143 a signal.",
+      ),
+    turns: z
+      .array(
+        z
+          .object({
+            turn: z.number().int().min(1),
+            class: OutcomeClassSchema,
+            exit_code: z.number().int(),
+            cost_usd: z.number().min(0),
+            duration_ms: count(),
+          })
+          .strict(),
+      )
+      .describe("Every turn, in order."),
+    input_errors: count().describe("Input lines that were not a valid turn (each has its error event)."),
+    usage: UsageSchema.describe("Summed over the turns."),
+    cost_usd: z.number().min(0),
+    duration_ms: count(),
+  },
+  "The last line of a conversation (--input-format jsonl): the conversation's own result. Each turn's events, marked with turn, end with that turn's result.",
+);
+
 export const EventSchema = z.discriminatedUnion("type", [
   RunStartedSchema,
   SessionStartedSchema,
   StepStartedSchema,
   StepFinishedSchema,
   MessageSchema,
+  MessageDeltaSchema,
   ReasoningSchema,
   ToolSchema,
   PermissionDeniedSchema,
@@ -237,6 +345,8 @@ export const EventSchema = z.discriminatedUnion("type", [
   WarningSchema,
   ErrorEventSchema,
   ResultSchema,
+  BatchResultSchema,
+  ConversationResultSchema,
 ]);
 
 export type Usage = z.infer<typeof UsageSchema>;
@@ -251,3 +361,6 @@ export type ResultEvent = EventOf<"result">;
 type Stamp = "seq" | "time" | "session_id";
 /** An event before the emitter stamps seq, time and session_id on it. */
 export type EventDraft = OcEvent extends infer E ? (E extends OcEvent ? Omit<E, Stamp> : never) : never;
+export type BatchResult = z.infer<typeof BatchResultSchema>;
+export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
+export type ConversationResult = z.infer<typeof ConversationResultSchema>;

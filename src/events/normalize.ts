@@ -11,7 +11,7 @@ import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from ".
 import { runningToolOf, toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
 import { applyCause, parseUpstreamError, type UpstreamError } from "./upstream-error.js";
-import { parseUpstreamLine, readCost, readCount, readObject, readString, type Json } from "./upstream.js";
+import { parseUpstreamLine, readCost, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
 
 export type { UpstreamError };
 
@@ -131,7 +131,7 @@ export class Normalizer {
   private lastTextParts: string[] = [];
   // A denied tool event and opencode's "permission requested" notice arrive on different pipes,
   // in either order; each waits here for its partner.
-  private pendingNotices: { permission: string | null; pattern: string | null }[] = [];
+  private pendingNotices: { permission: string | null; pattern: string | null; patterns?: string[] }[] = [];
   private pendingDeniedTools: { tool: string; callId: string | null }[] = [];
   // An UnknownError names a `ref` whose real cause opencode logs on stderr, maybe a little later.
   private pendingUnknown: UpstreamError[] = [];
@@ -213,7 +213,7 @@ export class Normalizer {
         return;
       case "step_finish":
         this.facts.events++;
-        return this.stepFinish(part);
+        return this.stepFinish(event, part);
       case "text": {
         const text = readString(part, "text");
         if (text === null) return this.malformed(type, "part.text");
@@ -236,6 +236,37 @@ export class Normalizer {
       case "error":
         this.facts.events++;
         return this.upstreamError(event);
+      // Three line types of oc-exec's own, from the server backend's translation (server/translate.ts).
+      case "text_delta": {
+        const delta = readString(event, "delta");
+        if (delta === null) return this.malformed(type, "delta");
+        this.facts.events++;
+        this.emit({ type: "message.delta", text: delta, part_id: readString(event, "partID") });
+        return;
+      }
+      case "retry":
+        this.facts.events++;
+        return this.serverRetry(event);
+      case "permission_rejected": {
+        this.facts.events++;
+        const patterns = Array.isArray(event.patterns) ? event.patterns.filter((p) => typeof p === "string") : [];
+        return this.permissionNotice(readString(event, "permission"), patterns[0] ?? null, patterns);
+      }
+      case "question_rejected": {
+        this.facts.events++;
+        const asked = Array.isArray(event.questions) ? event.questions.filter((q) => typeof q === "string") : [];
+        this.warning(
+          "question_rejected",
+          `the agent asked a question nobody can answer in a headless turn; oc-exec rejected it${asked.length > 0 ? `: ${clip(asked.join(" / "), WARNING_TEXT_CHARS)}` : ""}`,
+        );
+        // opencode ends the turn on a rejected question, as on a rejected permission: the same class.
+        return this.denial({
+          permission: "question",
+          pattern: asked[0] ?? null,
+          tool: "question",
+          call_id: readString(event, "callID"),
+        });
+      }
       case "done":
         // Newer sources end the stream with a `done` event; its facts are already ours.
         this.facts.events++;
@@ -271,7 +302,7 @@ export class Normalizer {
     this.lastTextParts.push(text);
   }
 
-  private stepFinish(part: Json | null): void {
+  private stepFinish(event: Json, part: Json | null): void {
     if (!this.stepOpen) {
       // A step_finish with no step_start: count it anyway so steps and usage stay consistent.
       this.facts.steps++;
@@ -302,8 +333,11 @@ export class Normalizer {
     this.facts.lastStepReason = reason;
     // The model that served this step, when opencode's log named it (the log comes on the other pipe,
     // usually well before the step ends; failing that, the model of the latest call).
+    // On the server backend the assistant message itself names the model (the line's `model`).
+    const named = readString(event, "model");
+    if (named) this.facts.model = named;
     const messageId = readString(part, "messageID");
-    const model = (messageId ? this.modelByMessage.get(messageId) : undefined) ?? this.facts.model;
+    const model = named ?? (messageId ? this.modelByMessage.get(messageId) : undefined) ?? this.facts.model;
     this.emit({ type: "step.finished", step: this.facts.steps, reason, usage, cost_usd: cost, model });
   }
 
@@ -342,18 +376,23 @@ export class Normalizer {
 
   private deniedTool(tool: string, callId: string | null): void {
     const notice = this.pendingNotices.shift();
-    if (notice) this.denial({ permission: notice.permission, pattern: notice.pattern, tool, call_id: callId });
+    if (notice) this.denial({ ...notice, tool, call_id: callId });
     else this.pendingDeniedTools.push({ tool, callId });
   }
 
-  private permissionNotice(permission: string | null, pattern: string | null): void {
+  private permissionNotice(permission: string | null, pattern: string | null, patterns?: string[]): void {
+    const notice = patterns ? { permission, pattern, patterns } : { permission, pattern };
     const tool = this.pendingDeniedTools.shift();
-    if (tool) this.denial({ permission, pattern, tool: tool.tool, call_id: tool.callId });
-    else this.pendingNotices.push({ permission, pattern });
+    if (tool) this.denial({ ...notice, tool: tool.tool, call_id: tool.callId });
+    else this.pendingNotices.push(notice);
   }
 
   private denial(d: PermissionDenial, byPolicy = false): void {
-    const clean = { ...d, pattern: d.pattern === null ? null : redact(d.pattern) };
+    const clean = {
+      ...d,
+      pattern: d.pattern === null ? null : redact(d.pattern),
+      ...(d.patterns ? { patterns: d.patterns.map(redact) } : {}),
+    };
     this.facts.permissionDenials.push(clean);
     if (byPolicy) this.facts.policyDenied.add(clean);
     this.emit({ type: "permission.denied", ...clean });
@@ -449,6 +488,19 @@ export class Normalizer {
     }
   }
 
+  /** The server's session.status "retry": opencode waits, then calls the model again. */
+  private serverRetry(event: Json): void {
+    const attempt = readNumber(event, "attempt");
+    const next = readNumber(event, "next");
+    // `next` is when opencode will try again (epoch ms); the normalizer has no clock to make it a wait.
+    const wait = next !== null && next > 1e12 && next < 1e14 ? ` at ${new Date(next).toISOString()}` : "";
+    const cause = readString(event, "message") ?? "no reason given";
+    this.warning(
+      "api_retry",
+      `opencode will retry the model call${attempt !== null ? ` (retry ${attempt})` : ""}${wait}: ${redact(cause)}`,
+    );
+  }
+
   private errorDump(text: string): void {
     const header = /^([A-Z][A-Za-z]*Error): \1$/.exec(text.trim());
     if (header) {
@@ -515,8 +567,7 @@ export class Normalizer {
       else if (this.facts.lastStepReason === "tool-calls")
         this.facts.cutOff = { step: this.facts.steps, afterTools: true };
     }
-    for (const notice of this.pendingNotices.splice(0))
-      this.denial({ permission: notice.permission, pattern: notice.pattern, tool: null, call_id: null });
+    for (const notice of this.pendingNotices.splice(0)) this.denial({ ...notice, tool: null, call_id: null });
     for (const tool of this.pendingDeniedTools.splice(0))
       this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });
   }

@@ -46,7 +46,11 @@ export function parseUpstreamError(event: Json): UpstreamError {
     upstream.class = "context_overflow";
   }
   const unknown = name === "UnknownError" || name === "unknown";
-  if (unknown && /^(Model|Provider) not found/.test(upstream.message)) {
+  // The server (1.18) also sends an UnknownError whose message is a thrown error with its stack:
+  // "ProviderModelNotFoundError: Model not found: x/y.\n    at ...". The first line is the cause.
+  const thrown = unknown ? /^([A-Z][A-Za-z]*Error: [^\n]*)\n\s+at /.exec(upstream.message) : null;
+  if (thrown) applyCause(upstream, thrown[1]!);
+  else if (unknown && /^(Model|Provider) not found/.test(upstream.message)) {
     // 1.14 (and 2.x's start-up errors) put the cause in the message instead of behind a ref.
     applyCause(upstream, `ProviderModelNotFoundError: ${upstream.message}`);
   } else if (unknown && isConfigStderr(upstream.message)) {

@@ -1,7 +1,7 @@
 // The seam between the turn engine and opencode: a source delivers opencode's event lines and its
 // log lines, can be held back and stopped, and says how it ended. The engine (turn/run-source.ts)
 // does not know whether the lines come from `opencode run`'s pipes (opencode/process-source.ts)
-// or from somewhere else, such as a server's event stream.
+// or from a server's event stream (server/server-source.ts).
 import type { SplitLine } from "./line-splitter.js";
 
 export type UpstreamSink = {
@@ -16,6 +16,8 @@ export type SourceEnd = {
   process: { exitCode: number | null; signal: string | null } | null;
   /** The source never started (spawn failed, server unreachable): what went wrong. */
   failure: { name: string; message: string } | null;
+  /** The source started but was lost mid-turn (a server went away, its event stream broke): why. */
+  lost: { name: string; message: string } | null;
 };
 
 export type RunningSource = {

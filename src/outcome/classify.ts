@@ -11,12 +11,15 @@ import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./
 export type TimeoutKind = "turn" | "startup" | "idle";
 export type BudgetLimit = "steps" | "tokens" | "cost_usd";
 
+/** A limit on many turns together (a batch, a conversation) that stopped this one: its option and scope. */
+export type WholeLimit = { option: string; scope: "batch" | "conversation" };
+
 /** Why oc-exec itself stopped the turn. */
 export type StopReason =
   | { kind: "interrupted"; signal: string }
   | { kind: "terminated"; signal: string }
-  | { kind: "timeout"; timeout: TimeoutKind; ms: number }
-  | { kind: "budget"; limit: BudgetLimit; max: number; used: number }
+  | { kind: "timeout"; timeout: TimeoutKind; ms: number; whole?: WholeLimit }
+  | { kind: "budget"; limit: BudgetLimit; max: number; used: number; whole?: WholeLimit }
   | { kind: "broken_pipe" }
   /** oc-exec hit a bug while the turn ran; TurnEnd.internalError says which. */
   | { kind: "internal" }
@@ -33,6 +36,8 @@ export type TurnEnd = {
   process: ProcessEnd | null;
   /** The final answer failed --output-schema. */
   outputError: string | null;
+  /** The upstream source was lost mid-turn (--attach: the server went away or its stream broke). */
+  lost?: { name: string; message: string } | null;
 };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
@@ -105,7 +110,9 @@ const CHECKS: Record<OutcomeClass, Check> = {
     end.stop?.kind === "timeout"
       ? detail(
           "TimeoutError",
-          `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]])} of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`,
+          end.stop.whole
+            ? `the ${end.stop.whole.scope}'s timeout (${end.stop.whole.option}) of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`
+            : `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]])} of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
@@ -113,10 +120,12 @@ const CHECKS: Record<OutcomeClass, Check> = {
       : undefined,
   budget_exceeded: (_f, end, labels) => {
     if (end.stop?.kind !== "budget") return undefined;
-    const { limit, max, used } = end.stop;
+    const { limit, max, used, whole } = end.stop;
     return detail(
       "BudgetExceeded",
-      `${labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
+      whole
+        ? `the ${whole.scope}'s ${whole.option} ${max} was crossed: the ${whole.scope} used ${used}; oc-exec stopped this turn`
+        : `${labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
       {
         budget: { limit, max, used },
       },
@@ -157,6 +166,12 @@ const CHECKS: Record<OutcomeClass, Check> = {
     const subject = what ? `permission ${what}` : "a permission";
     const pattern = d.pattern ? ` (${d.pattern})` : "";
     const more = facts.permissionDenials.length > 1 ? ` and ${facts.permissionDenials.length - 1} more` : "";
+    if (d.permission === "question" && d.tool === "question" && d.pattern !== null) {
+      return detail(
+        "QuestionRejected",
+        `the agent asked "${d.pattern}"${more}, and nobody can answer in a headless run; oc-exec rejected it. Answer it in the prompt, or leave the question tool denied (oc-exec's default on a server).`,
+      );
+    }
     if (facts.policyDenied.has(d)) {
       return detail(
         "PermissionDenied",
@@ -169,6 +184,8 @@ const CHECKS: Record<OutcomeClass, Check> = {
     );
   },
   agent_error: (facts, end) => {
+    // The server went away: whatever opencode said before, the turn did not end on its own.
+    if (end.lost) return detail(end.lost.name, end.lost.message);
     const e = facts.errors[0];
     if (e) return fromUpstream(e);
     if (end.outputError) return detail("StructuredOutputError", end.outputError);

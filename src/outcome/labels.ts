@@ -16,7 +16,10 @@ export type OptionName =
   | "maxTokens"
   | "maxCostUsd"
   | "maxOutputBytes"
-  | "failOn";
+  | "failOn"
+  | "attach"
+  | "textDeltas"
+  | "pure";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -37,6 +40,9 @@ export const API_LABELS: OptionLabels = {
   maxCostUsd: "maxCostUsd",
   maxOutputBytes: "maxOutputBytes",
   failOn: "failOn",
+  attach: "attach",
+  textDeltas: "textDeltas",
+  pure: "pure",
 };
 
 /** The option behind each budget, and behind each timeout. */
