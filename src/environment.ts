@@ -6,6 +6,8 @@ export type OcExecEnvironment = {
   exportOff: boolean;
   /** OC_EXEC_REHEARSE=SCENARIO: every turn is a rehearsal on the scripted model (as --rehearse). */
   rehearse: string | null;
+  /** OC_EXEC_RECORD_EVENTS=FILE: with --attach, append the session's raw server events there (fixtures, bug reports). */
+  recordEvents: string | null;
 };
 
 export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
@@ -13,5 +15,6 @@ export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
     opencode: env.OC_EXEC_OPENCODE || null,
     exportOff: env.OC_EXEC_EXPORT === "0",
     rehearse: env.OC_EXEC_REHEARSE || null,
+    recordEvents: env.OC_EXEC_RECORD_EVENTS || null,
   };
 }

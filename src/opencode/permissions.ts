@@ -127,3 +127,26 @@ export function invalidInheritedPolicy(value: string | undefined): string | null
     return "OPENCODE_PERMISSION must be a JSON object of permission key to allow, ask or deny; opencode would ignore it and run every tool unrestricted";
   return null;
 }
+
+export type PermissionRule = { permission: string; pattern: string; action: "allow" | "deny" | "ask" };
+
+/**
+ * A permission config (what OPENCODE_PERMISSION holds: a key's action, or its patterns' actions)
+ * as a server session's ruleset. The order is kept: opencode applies the last matching rule, in
+ * the ruleset as in the config. A bare action applies to every key. Values that are not actions
+ * are left out, as opencode leaves them out.
+ */
+export function rulesetOf(value: unknown): PermissionRule[] {
+  const isAction = (a: unknown): a is PermissionRule["action"] => a === "allow" || a === "deny" || a === "ask";
+  if (isAction(value)) return [{ permission: "*", pattern: "*", action: value }];
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return [];
+  const rules: PermissionRule[] = [];
+  for (const [permission, rule] of Object.entries(value)) {
+    if (isAction(rule)) rules.push({ permission, pattern: "*", action: rule });
+    else if (typeof rule === "object" && rule !== null && !Array.isArray(rule)) {
+      for (const [pattern, action] of Object.entries(rule))
+        if (isAction(action)) rules.push({ permission, pattern, action });
+    }
+  }
+  return rules;
+}

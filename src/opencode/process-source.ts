@@ -29,8 +29,9 @@ export function processSource(invocation: Invocation, options: ProcessSourceOpti
                 name: "SpawnError",
                 message: `could not start opencode at ${invocation.file}: ${ended.spawnError}`,
               },
+              lost: null,
             }
-          : { process: { exitCode: ended.exitCode, signal: ended.signal }, failure: null };
+          : { process: { exitCode: ended.exitCode, signal: ended.signal }, failure: null, lost: null };
       });
       return {
         done,

@@ -100,6 +100,30 @@ export function scriptedReply(body: ChatRequest): Reply {
               { name: "bash", args: { command: "sleep 300", description: "Sleep a long time", timeout: 600000 } },
             ],
           };
+    case "question":
+      // The question tool asks the user; in a headless turn nobody answers, and the model goes on.
+      return done
+        ? { kind: "text", text: "Nobody answered; I picked the default." }
+        : {
+            kind: "tool",
+            calls: [
+              {
+                name: "question",
+                args: {
+                  questions: [
+                    {
+                      question: "Which color should the button be?",
+                      header: "Color",
+                      options: [
+                        { label: "red", description: "Red" },
+                        { label: "blue", description: "Blue" },
+                      ],
+                    },
+                  ],
+                },
+              },
+            ],
+          };
     case "loop-tools":
       // An agent that never stops calling tools: what budgets exist for.
       return {

@@ -1,12 +1,10 @@
-// Work after opencode has exited and before the result is written: export (model and cost),
+// Work after the upstream source ended and before the result is written: export (model and cost),
 // the ephemeral session's deletion, the output-schema check and the last-message file. Returns
-// what it found; its warnings go out as events.
+// what it found; its warnings go out as events. What differs by backend (how a session is exported
+// or deleted) comes in as SessionOps.
 import type { Normalizer } from "../events/normalize.js";
-import type { Invocation } from "../opencode/invocation.js";
-import { deleteSession, exportSession } from "../opencode/session-commands.js";
 import type { StopReason } from "../outcome/classify.js";
 import { writeFileAtomic } from "../output/last-message.js";
-import { DEFAULTS } from "./options.js";
 import type { ResolvedTurn } from "./resolve-options.js";
 import { checkStructuredOutput } from "./structured-output.js";
 
@@ -19,21 +17,24 @@ export type AfterTurn = {
   outputError: string | null;
 };
 
+/** A backend's session operations: `opencode export`/`session delete`, or the server's API. */
+export type SessionOps = {
+  /** The session's model and cost from its record; null when the backend's stream names them itself. */
+  export: ((sessionId: string) => Promise<{ model: string | null; costUsd: number | null } | { error: string }>) | null;
+  delete: (sessionId: string) => Promise<true | { error: string | null }>;
+  /** The session the turn ran in when the backend knows it before any line names it (a server session). */
+  sessionId: string | null;
+};
+
 const STOPPED_BY_USER = new Set<StopReason["kind"]>(["interrupted", "terminated", "broken_pipe"]);
 
 export async function afterTurn(
   options: ResolvedTurn,
   normalizer: Normalizer,
-  invocation: Invocation,
+  ops: SessionOps,
   stop: StopReason | null,
 ): Promise<AfterTurn> {
   const facts = normalizer.facts;
-  const ctx = {
-    binary: invocation.file,
-    env: invocation.env,
-    cwd: invocation.cwd,
-    timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
-  };
   const after: AfterTurn = {
     model: options.model,
     costUsd: undefined,
@@ -44,8 +45,8 @@ export async function afterTurn(
   // What opencode itself said it used beats what was asked for (an agent may switch models).
   after.model = facts.model ?? options.model;
   const wanted = options.export ?? after.model === null;
-  if (facts.sessionId && wanted && !(stop && STOPPED_BY_USER.has(stop.kind))) {
-    const exported = await exportSession(ctx, facts.sessionId);
+  if (ops.export && facts.sessionId && wanted && !(stop && STOPPED_BY_USER.has(stop.kind))) {
+    const exported = await ops.export(facts.sessionId);
     if ("error" in exported) normalizer.warning("export_failed", exported.error);
     else {
       after.model = exported.model ?? after.model;
@@ -53,7 +54,8 @@ export async function afterTurn(
     }
   }
   if (options.ephemeral) {
-    const deleted = facts.sessionId ? await deleteSession(ctx, facts.sessionId) : { error: null };
+    const id = facts.sessionId ?? ops.sessionId;
+    const deleted = id ? await ops.delete(id) : { error: null };
     after.sessionDeleted = deleted === true;
     if (deleted !== true && deleted.error) normalizer.warning("delete_failed", deleted.error);
   }

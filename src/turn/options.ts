@@ -8,6 +8,12 @@ export type ClientOptions = {
   opencode?: string;
   /** The environment opencode inherits, before oc-exec's managed variables. Default: process.env. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Run turns on this running opencode server (`opencode serve`, or `oc-exec server start`) instead of
+   * starting `opencode run` for each. Credentials: in the URL, OPENCODE_SERVER_PASSWORD, or oc-exec's
+   * record of a server it started.
+   */
+  attach?: string;
 };
 
 /** Where and as whom turns run. */
@@ -47,6 +53,8 @@ export type TurnOptions = {
   files?: string[];
   /** Include reasoning events. */
   thinking?: boolean;
+  /** With attach: `message.delta` events carry the assistant's text as it is written. */
+  textDeltas?: boolean;
   /** A JSON Schema the final answer must satisfy; the value lands in result.structured_output. */
   outputSchema?: object;
   /** Write the final assistant message to this file, atomically. */

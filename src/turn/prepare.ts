@@ -7,7 +7,7 @@ import { mergeConfigContent } from "../opencode/config-content.js";
 import { majorOf, TESTED_RANGE } from "../opencode/features.js";
 import { buildInvocation, type Invocation, titleFor, unsupportedFlags } from "../opencode/invocation.js";
 import { locateOpencode } from "../opencode/locate.js";
-import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
+import { buildPolicy, invalidInheritedPolicy, type Policy } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { ResolvedTurn } from "./resolve-options.js";
@@ -20,7 +20,7 @@ export type Prepared = { invocation: Invocation; problem: null } | { invocation:
 const problem = (name: string, message: string): Prepared => ({ invocation: null, problem: { name, message } });
 
 /** Why a path cannot be used as a directory, or null when it can. */
-function notADirectory(path: string): string | null {
+export function notADirectory(path: string): string | null {
   try {
     return statSync(path).isDirectory() ? null : "is not a directory";
   } catch {
@@ -62,38 +62,17 @@ export async function prepareTurn(options: ResolvedTurn, core: TurnCore): Promis
   const missing = unsupportedFlags(options, detected.features);
   if (missing.length > 0)
     return problem("UnsupportedFlag", `opencode ${version} does not support ${missing.join(", ")}`);
-  for (const file of options.files) {
-    const fileProblem = notAFile(file);
-    if (fileProblem) return problem("FileNotFound", `${labels.files} ${file} ${fileProblem}`);
-  }
-  if (options.outputLastMessage) {
-    const dirOfOutput = dirname(options.outputLastMessage);
-    const outputProblem = notADirectory(dirOfOutput);
-    if (outputProblem) {
-      return problem(
-        "OutputPathError",
-        `${labels.outputLastMessage} ${options.outputLastMessage}: the directory ${dirOfOutput} ${outputProblem}`,
-      );
-    }
-  }
+  const pathsProblem = turnPathProblem(options);
+  if (pathsProblem) return { invocation: null, problem: pathsProblem };
   try {
-    const read = await options.prompt();
-    for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
-    if (read.text.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");
-    const policy = buildPolicy(options.allow, options.deny, labels);
-    if (!policy) {
-      const invalid = invalidInheritedPolicy(env.OPENCODE_PERMISSION);
-      if (invalid) throw new ConfigError(invalid, "PermissionConfigError");
-    }
-    for (const w of policy?.warnings ?? []) core.normalizer.warning(w.code, w.message);
-    const prompt = options.outputSchema ? `${read.text}${schemaInstruction(options.outputSchema)}` : read.text;
+    const input = await readTurnInput(options, core);
     const invocation = buildInvocation({
       ...options,
       binary: located.binary.path,
       workspace: options.dir,
-      prompt,
-      title: options.title ?? (options.outputSchema ? titleFor(read.text) : null),
-      permission: policy?.value ?? null,
+      prompt: input.prompt,
+      title: input.title,
+      permission: input.policy,
       configContent: mergeConfigContent(env.OPENCODE_CONFIG_CONTENT, options.config, labels.config),
       baseEnv: env,
       features: detected.features,
@@ -103,4 +82,50 @@ export async function prepareTurn(options: ResolvedTurn, core: TurnCore): Promis
     if (!(error instanceof ConfigError)) throw error;
     return problem(error.name, error.message);
   }
+}
+
+/** The files to attach and the last-message file's directory, checked before the turn starts. */
+export function turnPathProblem(options: ResolvedTurn): LaunchProblem | null {
+  const { labels } = options;
+  for (const file of options.files) {
+    const fileProblem = notAFile(file);
+    if (fileProblem) return { name: "FileNotFound", message: `${labels.files} ${file} ${fileProblem}` };
+  }
+  if (options.outputLastMessage) {
+    const dirOfOutput = dirname(options.outputLastMessage);
+    const outputProblem = notADirectory(dirOfOutput);
+    if (outputProblem) {
+      return {
+        name: "OutputPathError",
+        message: `${labels.outputLastMessage} ${options.outputLastMessage}: the directory ${dirOfOutput} ${outputProblem}`,
+      };
+    }
+  }
+  return null;
+}
+
+export type TurnInput = {
+  /** What opencode is sent: the prompt, with the output schema's instruction when there is one. */
+  prompt: string;
+  title: string | null;
+  /** --allow/--deny as a permission config, or null when neither was given. */
+  policy: Policy["value"] | null;
+};
+
+/** Reads the prompt and builds the permission policy; a ConfigError says what the caller must fix. */
+export async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput> {
+  const read = await options.prompt();
+  for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
+  if (read.text.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");
+  const policy = buildPolicy(options.allow, options.deny, options.labels);
+  if (!policy) {
+    const invalid = invalidInheritedPolicy(options.env.OPENCODE_PERMISSION);
+    if (invalid) throw new ConfigError(invalid, "PermissionConfigError");
+  }
+  for (const w of policy?.warnings ?? []) core.normalizer.warning(w.code, w.message);
+  return {
+    prompt: options.outputSchema ? `${read.text}${schemaInstruction(options.outputSchema)}` : read.text,
+    title: options.title ?? (options.outputSchema ? titleFor(read.text) : null),
+    policy: policy?.value ?? null,
+  };
 }

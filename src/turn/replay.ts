@@ -1,9 +1,12 @@
-// Offline normalization of a recorded `opencode run --format json` stream: the same turn core
-// (normalizer, classifier, result) as a live run, fed from saved stdout (and stderr) instead of a
-// process. Used by `oc-exec replay` and by the fixture tests.
+// Offline normalization of a recorded `opencode run --format json` stream, or of a server's event
+// stream (one `GET /event` data object per line): the same turn core (normalizer, classifier,
+// result) as a live run, fed from saved lines instead of a process or a server. Used by
+// `oc-exec replay` and by the fixture tests.
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { Clock } from "../events/emitter.js";
-import { LineSplitter } from "../events/line-splitter.js";
+import { LineSplitter, type SplitLine } from "../events/line-splitter.js";
+import { isObject, type Json, readObject, readString } from "../events/upstream.js";
+import { ServerTranslator } from "../server/translate.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import { DEFAULTS } from "./options.js";
 import { createTurnCore, splitterOptions } from "./turn-core.js";
@@ -19,6 +22,10 @@ export type RecordingMeta = {
   session?: string | null;
   maxOutputBytes?: number;
   maxLineBytes?: number;
+  /** A server recording: the session whose turn it is (default: the first one its events name). */
+  serverSession?: string;
+  /** A server recording: also replay the text deltas (message.delta). */
+  deltas?: boolean;
   clock?: Clock;
   end?: Partial<TurnEnd>;
 };
@@ -53,7 +60,28 @@ export function openReplay(rec: RecordingMeta, sink: (event: OcEvent) => void): 
     resume: session,
   });
   const split = splitterOptions(maxLineBytes, maxOutputBytes);
-  const out = new LineSplitter((line) => core.eventLine(line), split.stdout);
+  // The first event line tells the formats apart: a server event has `properties`, a run line has not.
+  // A server recording is the turn of one session: the one named, else the first event's that has one.
+  let format: "run" | "server" | null = null;
+  let translator: ServerTranslator | null = null;
+  const feed = (line: SplitLine) => {
+    if (format === null) {
+      if (line.text.trim() === "") return core.eventLine(line);
+      format = serverEventOf(line.text) ? "server" : "run";
+    }
+    if (format === "run") return core.eventLine(line);
+    if (!translator) {
+      const sessionId = rec.serverSession ?? readString(serverEventOf(line.text)?.properties, "sessionID");
+      if (!sessionId) return;
+      translator = new ServerTranslator({ sessionId, deltas: rec.deltas ?? false });
+    }
+    for (const t of translator.translate(line.text)) {
+      if (t.kind !== "line") continue;
+      const text = JSON.stringify(t.line);
+      core.eventLine({ text, truncated: false, cut: false, bytes: Buffer.byteLength(text) });
+    }
+  };
+  const out = new LineSplitter(feed, split.stdout);
   const err = new LineSplitter((line) => core.logLine(line.text), split.stderr);
   return {
     stdout: out,
@@ -64,7 +92,8 @@ export function openReplay(rec: RecordingMeta, sink: (event: OcEvent) => void): 
         stop: null,
         launchError: null,
         internalError: null,
-        process: process_,
+        // A server turn has no process of its own.
+        process: format === "server" ? null : process_,
         outputError: null,
         ...rec.end,
       };
@@ -92,4 +121,16 @@ export function replayRecording(
   replay.stdout.end();
   if (rec.stderrFirst === false) feedStderr();
   return { events, result: replay.finish() };
+}
+
+/** A server event ({type, properties}) with a session, or null for anything else. */
+function serverEventOf(text: string): { properties: Json } | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!isObject(value) || typeof value.type !== "string") return null;
+    const properties = readObject(value, "properties");
+    return properties ? { properties } : null;
+  } catch {
+    return null;
+  }
 }

@@ -17,6 +17,8 @@ export type ResolvedTurn = {
   prompt: PromptReader;
   /** An explicitly chosen binary (option or $OC_EXEC_OPENCODE), else null: bundled, then PATH. */
   opencode: string | null;
+  /** A running opencode server's URL: the turn runs there (server/), not through `opencode run`. */
+  attach: string | null;
   env: NodeJS.ProcessEnv;
   dir: string;
   model: string | null;
@@ -34,6 +36,7 @@ export type ResolvedTurn = {
   config: Record<string, unknown>[];
   files: string[];
   thinking: boolean;
+  textDeltas: boolean;
   outputSchema: object | null;
   outputLastMessage: string | null;
   /** null = off. */
@@ -93,9 +96,16 @@ export function resolveTurnOptions(
     number(name, value, fallback, { whole }) || null;
   const model = options.model ?? null;
   const prompt = options.prompt;
+  const attach = options.attach ?? null;
+  if (options.textDeltas && attach === null)
+    throw new ConfigError(
+      `${labels.textDeltas} needs ${labels.attach}: \`opencode run\` prints each text part only when it is complete`,
+      "UsageError",
+    );
   return {
     prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
     opencode: options.opencode ?? own.opencode,
+    attach,
     env,
     dir: resolve(options.dir ?? DEFAULTS.dir),
     model,
@@ -113,6 +123,7 @@ export function resolveTurnOptions(
     config: options.config ?? [],
     files: (options.files ?? []).map((f) => resolve(f)),
     thinking: options.thinking ?? false,
+    textDeltas: options.textDeltas ?? false,
     outputSchema: options.outputSchema ?? null,
     outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
     timeoutMs: limit("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs),

@@ -17,6 +17,8 @@ export type SourceRun = {
   process: ProcessEnd | null;
   /** The source never started. */
   failure: { name: string; message: string } | null;
+  /** The source was lost mid-turn. */
+  lost: { name: string; message: string } | null;
   internalError: { message: string } | null;
 };
 
@@ -107,7 +109,7 @@ export async function runSource(
 
   try {
     const ended = await running.done;
-    return { stop: stopped, process: ended.process, failure: ended.failure, internalError };
+    return { stop: stopped, process: ended.process, failure: ended.failure, lost: ended.lost, internalError };
   } finally {
     timers.clear();
     if (configGrace) clearTimeout(configGrace);

@@ -1,0 +1,110 @@
+// `oc-exec server start|list|stop`: warm opencode servers for --attach, for scripts. start prints
+// the URL and nothing else on stdout (url=$(oc-exec server start)); list prints one JSON object
+// per running server; stop prints nothing on stdout. Messages go to stderr. Exit codes come from
+// the one table: 0 done, 5 a problem the caller must fix (flags, binary, an unknown URL), 1 the
+// server would not start, 124 it did not start in time.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { EXIT_CODES } from "../contract/exit-codes.js";
+import { readEnvironment } from "../environment.js";
+import { locateOpencode } from "../opencode/locate.js";
+import { detectOpencode } from "../opencode/version.js";
+import { ConfigError } from "../outcome/errors.js";
+import { writeStdoutText } from "../output/stdout-writer.js";
+import { displayUrl } from "../server/client.js";
+import { liveServers, startServer, stopServer, supervise } from "../server/managed.js";
+import { parseCount, parseDurationFlag } from "./duration.js";
+import { SERVER_IDLE_DEFAULT } from "./flags.js";
+import type { CliIo } from "./main.js";
+
+const START_TIMEOUT_MS = 60_000;
+
+type ServerFlags = { dir?: string; idleTimeout?: string; port?: string; opencode?: string; all?: boolean };
+
+export async function serverCommand(
+  command: "start" | "list" | "stop" | "supervise",
+  args: string[],
+  flags: ServerFlags,
+  io: CliIo,
+): Promise<number> {
+  const say = (text: string) => io.stderr.write(`oc-exec server ${command}: ${text}\n`);
+  try {
+    switch (command) {
+      case "start":
+        return await start(flags, io, say);
+      case "list":
+        for (const server of liveServers(io.env)) {
+          const { password: _secret, username: _user, ...shown } = server;
+          writeStdoutText(`${JSON.stringify(shown)}\n`);
+        }
+        return EXIT_CODES.success;
+      case "stop":
+        return await stop(args, flags, io, say);
+      case "supervise":
+        return await supervise(io.env, (line) => process.stdout.write(line));
+    }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    say(error.message);
+    return EXIT_CODES.config_error;
+  }
+}
+
+async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
+  const dir = resolve(flags.dir ?? ".");
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error();
+  } catch {
+    throw new ConfigError(`--dir ${dir} is not a directory`);
+  }
+  const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
+  const port = flags.port === undefined ? 0 : parseCount(flags.port, "--port");
+  if (port > 65535) throw new ConfigError(`--port must be at most 65535, not ${port}`);
+  const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
+  if (!located.ok) throw new ConfigError(located.message);
+  const detected = await detectOpencode(located.binary, io.env);
+  try {
+    const server = await startServer({
+      binary: located.binary.path,
+      version: detected.version,
+      dir,
+      idleTimeoutMs,
+      port,
+      env: io.env,
+      self: [process.execPath, process.argv[1]!],
+      startTimeoutMs: START_TIMEOUT_MS,
+    });
+    writeStdoutText(`${server.url}\n`);
+    say(
+      `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+    );
+    return EXIT_CODES.success;
+  } catch (error) {
+    const message = (error as Error).message;
+    say(message);
+    return /within \d+ ms/.test(message) ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
+  }
+}
+
+async function stop(urls: string[], flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
+  if (urls.length === 0 && !flags.all) throw new ConfigError("name the URLs to stop, or pass --all");
+  if (urls.length > 0 && flags.all) throw new ConfigError("give URLs or --all, not both");
+  const servers = liveServers(io.env);
+  const wanted = flags.all
+    ? servers
+    : urls.map((u) => {
+        let key: string;
+        try {
+          key = displayUrl(new URL(u));
+        } catch {
+          throw new ConfigError(`${JSON.stringify(u)} is not a URL`);
+        }
+        const found = servers.find((s) => s.url === key);
+        if (!found)
+          throw new ConfigError(`no server oc-exec started is running at ${key} (oc-exec server list shows them)`);
+        return found;
+      });
+  await Promise.all(wanted.map((server) => stopServer(io.env, server)));
+  for (const server of wanted) say(`stopped ${server.url} (pid ${server.pid})`);
+  return EXIT_CODES.success;
+}

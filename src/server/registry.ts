@@ -1,0 +1,78 @@
+// The servers `oc-exec server start` started, one JSON file each under the user's state directory
+// ($XDG_STATE_HOME/oc-exec/servers, else ~/.local/state/oc-exec/servers), readable by the user
+// only: each holds the server's generated password, so that `--attach URL` finds it without the
+// script handling secrets. A file is written when its server is up and removed when it stops.
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export type ManagedServer = {
+  id: string;
+  url: string;
+  /** The opencode server's pid, and the oc-exec supervisor's that watches its idle time. */
+  pid: number;
+  supervisor_pid: number;
+  dir: string;
+  started_at: string;
+  /** The server stops after this long with no turn and no request; 0 = never. */
+  idle_timeout_ms: number;
+  opencode: { path: string; version: string | null };
+  username: string;
+  password: string;
+};
+
+export function registryDir(env: NodeJS.ProcessEnv): string {
+  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(state, "oc-exec", "servers");
+}
+
+export function writeServer(env: NodeJS.ProcessEnv, server: ManagedServer): void {
+  const dir = registryDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${server.id}.json`);
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(server, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, file);
+}
+
+/** Removes a server's record and its log. */
+export function removeServer(env: NodeJS.ProcessEnv, id: string): void {
+  rmSync(join(registryDir(env), `${id}.json`), { force: true });
+  rmSync(join(registryDir(env), `${id}.log`), { force: true });
+}
+
+export function readServers(env: NodeJS.ProcessEnv): ManagedServer[] {
+  const dir = registryDir(env);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  const servers: ManagedServer[] = [];
+  for (const name of names) {
+    try {
+      const value = JSON.parse(readFileSync(join(dir, name), "utf8")) as ManagedServer;
+      if (typeof value.url === "string" && typeof value.pid === "number") servers.push(value);
+    } catch {
+      // A file being written, or damaged: not a server we can talk to.
+    }
+  }
+  return servers.sort((a, b) => a.started_at.localeCompare(b.started_at));
+}
+
+/** The managed server at this URL (compared without credentials and trailing slash), if any. */
+export function findServer(env: NodeJS.ProcessEnv, url: string): ManagedServer | null {
+  const key = url.replace(/\/$/, "");
+  return readServers(env).find((s) => s.url.replace(/\/$/, "") === key) ?? null;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
