@@ -1,0 +1,51 @@
+// The batch summary line, built the same way by `oc-exec batch` and `oc-exec merge`, with the one
+// exit rule: 0 every task succeeded; 1 some task did not; 6 a batch budget stopped it; 130/143 a
+// signal; 5 the batch is not complete (merge: a task or shard missing or duplicated).
+import { EXIT_CODES } from "../contract/exit-codes.js";
+import type { BatchResult, TaskOutcome, Usage } from "../contract/schema.js";
+import { SCHEMA_VERSION } from "../contract/schema-version.js";
+
+export type BatchEnd = {
+  tasks: TaskOutcome[];
+  usage: Usage;
+  costUsd: number;
+  durationMs: number;
+  shard: BatchResult["shard"];
+  problems: string[];
+  /** Why the batch stopped early, if it did. */
+  stop: "interrupted" | "terminated" | "budget" | null;
+};
+
+export function batchResult(end: BatchEnd): BatchResult {
+  const counts: Record<string, number> = {};
+  for (const t of end.tasks) if (t.run !== "skipped") counts[t.class] = (counts[t.class] ?? 0) + 1;
+  const ok = end.problems.length === 0 && end.stop === null && end.tasks.every((t) => t.class === "success");
+  const exitCode =
+    end.stop === "interrupted"
+      ? EXIT_CODES.interrupted
+      : end.stop === "terminated"
+        ? EXIT_CODES.terminated
+        : end.problems.length > 0
+          ? EXIT_CODES.config_error
+          : end.stop === "budget"
+            ? EXIT_CODES.budget_exceeded
+            : ok
+              ? EXIT_CODES.success
+              : EXIT_CODES.agent_error;
+  return {
+    type: "batch.result",
+    seq: 0,
+    time: new Date().toISOString(),
+    session_id: null,
+    schema_version: SCHEMA_VERSION,
+    ok,
+    exit_code: exitCode,
+    counts,
+    tasks: end.tasks,
+    usage: end.usage,
+    cost_usd: end.costUsd,
+    duration_ms: end.durationMs,
+    shard: end.shard,
+    problems: end.problems,
+  };
+}

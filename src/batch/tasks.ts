@@ -1,0 +1,91 @@
+// The tasks file of `oc-exec batch`: JSON Lines, one task per line. Checked whole before anything
+// runs: a malformed line or a duplicate id is reported with its line number, and nothing starts.
+// Pure: text in, tasks or problems out.
+import { z } from "zod";
+import { parseDuration } from "../duration.js";
+
+const TaskSchema = z
+  .object({
+    id: z.string().min(1).describe("Unique within the file: it marks the task's events and its line in the summary."),
+    prompt: z.string().min(1),
+    dir: z.string().optional().describe("The workspace (default: the batch's --dir)."),
+    model: z.string().optional(),
+    agent: z.string().optional(),
+    variant: z.string().optional(),
+    allow: z.array(z.string()).optional(),
+    deny: z.array(z.string()).optional(),
+    auto: z.boolean().optional(),
+    files: z.array(z.string()).optional(),
+    max_steps: z.number().int().min(0).optional(),
+    max_tokens: z.number().int().min(0).optional(),
+    max_cost_usd: z.number().min(0).optional(),
+    timeout: z.string().optional().describe("A duration: 90s, 5m, 1m30s."),
+  })
+  .strict();
+
+export type Task = z.infer<typeof TaskSchema> & { timeoutMs?: number; line: number };
+
+export type TaskProblem = { line: number; message: string };
+
+export function parseTasks(text: string): { tasks: Task[]; problems: TaskProblem[] } {
+  const tasks: Task[] = [];
+  const problems: TaskProblem[] = [];
+  const seen = new Map<string, number>();
+  text.split("\n").forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      problems.push({ line, message: `not JSON (${(error as Error).message})` });
+      return;
+    }
+    const parsed = TaskSchema.safeParse(value);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "the line"}: ${i.message}`).join("; ");
+      problems.push({ line, message: issues });
+      return;
+    }
+    const task: Task = { ...parsed.data, line };
+    if (task.timeout !== undefined) {
+      const ms = parseDuration(task.timeout);
+      if (ms === null) {
+        problems.push({ line, message: `timeout: ${JSON.stringify(task.timeout)} is not a duration like 90s or 5m` });
+        return;
+      }
+      task.timeoutMs = ms;
+    }
+    const first = seen.get(task.id);
+    if (first !== undefined) {
+      problems.push({ line, message: `duplicate id ${JSON.stringify(task.id)} (first on line ${first})` });
+      return;
+    }
+    seen.set(task.id, line);
+    tasks.push(task);
+  });
+  if (tasks.length === 0 && problems.length === 0) problems.push({ line: 1, message: "the tasks file has no tasks" });
+  return { tasks, problems };
+}
+
+/**
+ * The shard a task belongs to: FNV-1a of its id, modulo the shard count. It depends on the id
+ * alone, so it is the same on every machine and every re-run, whatever the file's order.
+ */
+export function shardOf(id: string, count: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(id, "utf8")) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return (hash % count) + 1;
+}
+
+/** `--shard i/n`, 1-based. */
+export function parseShard(text: string): { index: number; count: number } | null {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!m) return null;
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  return count >= 1 && index >= 1 && index <= count ? { index, count } : null;
+}

@@ -1,0 +1,278 @@
+// oc-exec batch and merge with the real opencode server (started and stopped by each batch) and
+// the scripted model server: every class in one batch, the batch budget, a resumed batch, Ctrl-C,
+// and shards merged back into the unsharded result.
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
+import { useE2E } from "../support/e2e.js";
+import { descendants, waitFor } from "../support/procs.js";
+import { BIN } from "../support/run-cli.js";
+import { checkStream } from "../support/schema-check.js";
+import { screenFrames } from "../support/tmux.js";
+import { readRecords } from "../support/warm-server.js";
+
+const e2e = useE2E();
+
+type BatchRun = { code: number | null; stdout: string; stderr: string; events: OcEvent[]; summary: BatchResult };
+
+function batch(
+  args: string[],
+  options: { onSpawn?: (child: ChildProcess) => void; env?: Record<string, string> } = {},
+) {
+  return new Promise<BatchRun>((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...e2e.home.env, ...options.env },
+      cwd: e2e.home.workspace,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    options.onSpawn?.(child);
+    child.on("close", (code) => {
+      const events = stdout === "" ? [] : checkStream(stdout);
+      resolve({ code, stdout, stderr, events, summary: events.at(-1) as BatchResult });
+    });
+  });
+}
+
+const tasksFile = (name: string, tasks: object[]) => {
+  const file = join(e2e.home.root, name);
+  writeFileSync(file, `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
+  return file;
+};
+
+const resultOf = (run: BatchRun, id: string) =>
+  run.events.find((e): e is ResultEvent => e.type === "result" && e.task_id === id);
+
+const classes = (summary: BatchResult) => Object.fromEntries(summary.tasks.map((t) => [t.id, t.class]));
+
+/** No server of this file's HOME is left, and no tool under one. */
+async function expectNothingLeft(): Promise<void> {
+  expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  expect(descendants(process.pid).filter((p) => /opencode serve|sleep 300|supervise/.test(p.cmdline))).toEqual([]);
+}
+
+describe("oc-exec batch", () => {
+  it("a mixed batch of 12 tasks: each its own class, every event marked, one summary; exit 1", async () => {
+    const file = tasksFile("mixed.jsonl", [
+      { id: "plain", prompt: "scenario:plain hello" },
+      { id: "tool", prompt: "scenario:tool run echo" },
+      { id: "write", prompt: "scenario:write a note" },
+      { id: "denied", prompt: "scenario:tool run echo", deny: ["bash"] },
+      { id: "outside", prompt: "scenario:read-outside read it" },
+      { id: "api-401", prompt: "scenario:http-401" },
+      { id: "timeout", prompt: "scenario:slow wait", timeout: "2s" },
+      { id: "over-budget", prompt: "scenario:loop-tools go", max_steps: 2 },
+      { id: "overflow", prompt: "scenario:context-overflow" },
+      { id: "length", prompt: "scenario:length" },
+      { id: "no-model", prompt: "scenario:plain", model: "fake/nope" },
+      { id: "auto", prompt: "scenario:tool run echo", auto: true },
+    ]);
+    const run = await batch(["batch", file, "--concurrency", "4"]);
+    expect(run.code).toBe(1);
+    expect(classes(run.summary)).toEqual({
+      plain: "success",
+      tool: "success",
+      write: "success",
+      denied: "approval_denied",
+      outside: "approval_denied",
+      "api-401": "api_error",
+      timeout: "timeout",
+      "over-budget": "budget_exceeded",
+      overflow: "context_overflow",
+      length: "agent_error",
+      "no-model": "config_error",
+      auto: "success",
+    });
+    expect(run.summary).toMatchObject({
+      ok: false,
+      exit_code: 1,
+      counts: {
+        success: 4,
+        approval_denied: 2,
+        api_error: 1,
+        timeout: 1,
+        budget_exceeded: 1,
+        context_overflow: 1,
+        agent_error: 1,
+        config_error: 1,
+      },
+      shard: null,
+      problems: [],
+    });
+    for (const t of run.summary.tasks) {
+      expect(t.run).toBe("ran");
+      expect(resultOf(run, t.id)?.exit_code).toBe(t.exit_code);
+    }
+    expect(run.events.filter((e) => e.type !== "batch.result").every((e) => e.task_id !== undefined)).toBe(true);
+    expect(run.summary.usage.total).toBe(
+      run.events.filter((e): e is ResultEvent => e.type === "result").reduce((n, r) => n + r.usage.total, 0),
+    );
+    expect(run.stderr).toMatch(/^\[\d+\/12\] plain: success \(0\)/m);
+    expect(run.stderr).toContain("oc-exec batch: 12 task(s): 4 success");
+    await expectNothingLeft();
+  });
+
+  it("in a terminal: one live line (done, running, failed, cost, the running tasks) above which finished tasks print", async () => {
+    const file = tasksFile("tty.jsonl", [
+      { id: "quick", prompt: "scenario:plain quick" },
+      { id: "slow", prompt: "scenario:slow-5s wait" },
+    ]);
+    const out = join(e2e.home.root, "tty.jsonl.out");
+    const frames = await screenFrames(
+      `cd ${e2e.home.workspace} && ${process.execPath} ${BIN} batch ${file} > ${out}`,
+      e2e.home.env,
+    );
+    expect(frames.some((f) => /\d\/2 done · 2 running · 0 failed · \$0\.0000 · quick, slow/.test(f))).toBe(true);
+    expect(frames.some((f) => /1\/2 done · 1 running · 0 failed · \$0\.0000 · slow/.test(f))).toBe(true);
+    const screen = frames.at(-1)!;
+    expect(screen).toMatch(/\[1\/2\] quick: success \(0\)/);
+    expect(screen).toMatch(/\[2\/2\] slow: success \(0\)/);
+    expect(screen).toContain("oc-exec batch: 2 task(s): 2 success");
+    expect(screen).toContain("exit=0");
+    checkStream(readFileSync(out, "utf8"));
+  });
+
+  it("a malformed tasks file: every problem with its line, exit 5, nothing runs", async () => {
+    const file = join(e2e.home.root, "bad.jsonl");
+    writeFileSync(file, '{"id":"a","prompt":"x"}\n{"id":"a","prompt":"y"}\nnot json\n{"id":"b"}\n');
+    const before = e2e.server.requests.length;
+    const run = await batch(["batch", file]);
+    expect(run.code).toBe(5);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`${file}:2: duplicate id "a" (first on line 1)`);
+    expect(run.stderr).toContain(`${file}:3: not JSON`);
+    expect(run.stderr).toContain(`${file}:4: prompt:`);
+    expect(e2e.server.requests.length).toBe(before);
+  });
+
+  it("the batch budget: the running task stops as a budget stops a turn, pending tasks are not run; exit 6", async () => {
+    const file = tasksFile(
+      "budget.jsonl",
+      Array.from({ length: 6 }, (_, i) => ({ id: `t${i + 1}`, prompt: `scenario:plain budget ${i + 1}` })),
+    );
+    // Each plain turn uses 128 tokens: the third crosses 300.
+    const run = await batch(["batch", file, "--concurrency", "1", "--max-tokens", "300"]);
+    expect(run.code).toBe(6);
+    expect(run.summary.exit_code).toBe(6);
+    const byId = Object.fromEntries(run.summary.tasks.map((t) => [t.id, [t.class, t.run]]));
+    expect(byId).toMatchObject({ t1: ["success", "ran"], t2: ["success", "ran"] });
+    expect(byId.t3).toEqual(["budget_exceeded", "ran"]);
+    expect(resultOf(run, "t3")?.error?.message).toBe(
+      "the batch's --max-tokens 300 was crossed: the batch used 384; oc-exec stopped this turn",
+    );
+    for (const id of ["t4", "t5", "t6"]) {
+      expect(byId[id]).toEqual(["budget_exceeded", "not_run"]);
+      expect(resultOf(run, id)?.error).toMatchObject({
+        name: "NotRun",
+        message: "the batch budget (--max-tokens 300) was crossed before this task started",
+      });
+    }
+    await expectNothingLeft();
+  });
+
+  it("--resume: a re-run runs only what did not succeed, and reports the rest as skipped", async () => {
+    const file = tasksFile("resume.jsonl", [
+      { id: "ok-1", prompt: "scenario:plain resume-ok-1" },
+      { id: "fails", prompt: "scenario:http-401 resume-fails" },
+      { id: "ok-2", prompt: "scenario:plain resume-ok-2" },
+    ]);
+    const first = await batch(["batch", file]);
+    expect(first.code).toBe(1);
+    const previous = join(e2e.home.root, "first.jsonl");
+    writeFileSync(previous, first.stdout);
+    const okRequests = e2e.requestsFor("resume-ok-").length;
+    const failRequests = e2e.requestsFor("resume-fails").length;
+    const again = await batch(["batch", file, "--resume", previous]);
+    expect(again.code).toBe(1);
+    expect(e2e.requestsFor("resume-ok-").length).toBe(okRequests);
+    expect(e2e.requestsFor("resume-fails").length).toBeGreaterThan(failRequests);
+    expect(again.summary.tasks.map((t) => [t.id, t.class, t.run])).toEqual([
+      ["ok-1", "success", "skipped"],
+      ["fails", "api_error", "ran"],
+      ["ok-2", "success", "skipped"],
+    ]);
+    expect(new Set(again.events.filter((e) => e.type === "run.started").map((e) => e.task_id))).toEqual(
+      new Set(["fails"]),
+    );
+    await expectNothingLeft();
+  });
+
+  it("Ctrl-C mid-batch: running tasks interrupted, pending not run, summary written, server gone; exit 130", async () => {
+    const file = tasksFile(
+      "sleepy.jsonl",
+      Array.from({ length: 4 }, (_, i) => ({ id: `s${i + 1}`, prompt: "scenario:sleep-tool sleep", auto: true })),
+    );
+    const run = await batch(["batch", file, "--concurrency", "2"], {
+      onSpawn: (child) => {
+        void waitFor(
+          () => descendants(child.pid!).filter((p) => p.cmdline === "sleep 300").length === 2,
+          60_000,
+          "two tools running",
+        ).then(() => child.kill("SIGINT"));
+      },
+    });
+    expect(run.code).toBe(130);
+    expect(run.summary.exit_code).toBe(130);
+    expect(run.summary.tasks.map((t) => [t.class, t.run])).toEqual([
+      ["interrupted", "ran"],
+      ["interrupted", "ran"],
+      ["interrupted", "not_run"],
+      ["interrupted", "not_run"],
+    ]);
+    await expectNothingLeft();
+  });
+});
+
+describe("shards and merge", () => {
+  const TASKS = Array.from({ length: 8 }, (_, i) => ({
+    id: `task-${i + 1}`,
+    prompt: i % 3 === 2 ? `scenario:http-401 shard ${i}` : `scenario:plain shard ${i}`,
+  }));
+
+  it("shards run as separate processes and merged equal the unsharded run, task by task; a missing shard is named", async () => {
+    const file = tasksFile("sharded.jsonl", TASKS);
+    const whole = await batch(["batch", file, "-q"]);
+    // One after another, as separate processes: three opencode servers at once would crowd two cores.
+    const shards: BatchRun[] = [];
+    for (const i of [1, 2, 3]) shards.push(await batch(["batch", file, "-q", "--shard", `${i}/3`]));
+    const outputs = shards.map((s, i) => {
+      const out = join(e2e.home.root, `shard-${i + 1}.jsonl`);
+      writeFileSync(out, s.stdout);
+      expect(s.summary.shard).toEqual({ index: i + 1, count: 3 });
+      return out;
+    });
+    // Every task lands in exactly one shard, the same one on every run.
+    const ids = shards.flatMap((s) => s.summary.tasks.map((t) => t.id));
+    expect(ids.sort()).toEqual(TASKS.map((t) => t.id).sort());
+    const again = await batch(["batch", file, "-q", "--shard", "1/3"]);
+    expect(again.summary.tasks.map((t) => t.id)).toEqual(shards[0]!.summary.tasks.map((t) => t.id));
+
+    const summaryFile = join(e2e.home.root, "step-summary.md");
+    const merged = await batch(["merge", "--tasks", file, ...outputs], { env: { GITHUB_STEP_SUMMARY: summaryFile } });
+    expect(merged.code).toBe(whole.code);
+    expect(merged.code).toBe(1);
+    expect(merged.summary.tasks.map((t) => [t.id, t.class, t.exit_code])).toEqual(
+      whole.summary.tasks.map((t) => [t.id, t.class, t.exit_code]),
+    );
+    expect(merged.summary.counts).toEqual(whole.summary.counts);
+    expect(merged.summary.problems).toEqual([]);
+    expect(readFileSync(summaryFile, "utf8")).toContain("| task-3 | api_error | 4 | ran |");
+
+    const incomplete = await batch(["merge", "--tasks", file, outputs[0]!, outputs[2]!]);
+    expect(incomplete.code).toBe(5);
+    expect(incomplete.summary.problems).toContain("shard 2/3 is missing");
+    for (const t of shards[1]!.summary.tasks) expect(incomplete.summary.problems).toContain(`task ${t.id} is missing`);
+    const doubled = await batch(["merge", outputs[0]!, outputs[0]!, outputs[1]!, outputs[2]!]);
+    expect(doubled.code).toBe(5);
+    expect(doubled.summary.problems.some((p) => p.startsWith("shard 1 appears twice"))).toBe(true);
+    expect(doubled.summary.problems.filter((p) => p.includes("appears twice: in"))).toHaveLength(
+      shards[0]!.summary.tasks.length,
+    );
+    await expectNothingLeft();
+  }, 300_000);
+});

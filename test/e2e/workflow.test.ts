@@ -1,0 +1,94 @@
+// The GitHub Actions workflow in docs/ proven locally: its shard step and its merge step, taken
+// from the YAML as written, run in bash (the matrix's jobs as separate processes, one after
+// another), with the real opencode and the scripted model. The merged stream must account for
+// every task once, the step summary must hold the table, and the exit status must follow the rule.
+import { spawn } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { BatchResult } from "../../src/contract/schema.js";
+import { useE2E } from "../support/e2e.js";
+import { BIN } from "../support/run-cli.js";
+import { checkStream } from "../support/schema-check.js";
+import { readRecords } from "../support/warm-server.js";
+
+const e2e = useE2E();
+/** The matrix value the shard step reads, as GitHub Actions writes it. */
+const MATRIX_SHARD = ["$", "{{ matrix.shard }}"].join("");
+const workflow = readFileSync(new URL("../../docs/github-actions-batch.yml", import.meta.url), "utf8");
+
+/** The `run: |` script between `# oc-exec: NAME` and `# oc-exec: end`, dedented. */
+function step(name: string): string {
+  const block = new RegExp(`# oc-exec: ${name}\\n\\s*run: \\|\\n([\\s\\S]*?)\\n\\s*# oc-exec: end`).exec(workflow);
+  if (!block) throw new Error(`the workflow has no step ${name}`);
+  const lines = block[1]!.split("\n");
+  const indent = /^\s*/.exec(lines[0]!)![0].length;
+  return lines.map((l) => l.slice(indent)).join("\n");
+}
+
+function bash(script: string, cwd: string, env: Record<string, string>): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-e", "-c", script], { cwd, env, stdio: ["ignore", "ignore", "ignore"] });
+    child.on("close", resolve);
+  });
+}
+
+describe("docs/github-actions-batch.yml, run locally", () => {
+  it("four shard jobs, then the merge: every task once, the step summary written, exit 1 for failed tasks; a retried shard runs only what failed", async () => {
+    const shards = Number(/SHARDS: (\d+)/.exec(workflow)![1]);
+    expect(workflow).toContain(`shard: [${Array.from({ length: shards }, (_, i) => i + 1).join(", ")}]`);
+    const repo = mkdtempSync(join(e2e.home.root, "repo-"));
+    const tasks = Array.from({ length: 10 }, (_, i) => ({
+      id: `pkg-${i + 1}`,
+      prompt: i === 3 || i === 7 ? `scenario:http-401 wf ${i}` : `scenario:plain wf ${i}`,
+    }));
+    writeFileSync(join(repo, "tasks.jsonl"), `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
+    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
+    // `npx oc-exec` as after the workflow's npm install.
+    writeFileSync(
+      join(bin, "npx"),
+      `#!/bin/sh\n[ "$1" = oc-exec ] || exit 127\nshift\nexec "${process.execPath}" "${BIN}" "$@"\n`,
+    );
+    chmodSync(join(bin, "npx"), 0o755);
+    const env = { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}`, SHARDS: String(shards) };
+
+    for (let i = 1; i <= shards; i++) {
+      const code = await bash(step("shard").replaceAll(MATRIX_SHARD, String(i)), repo, env);
+      expect(code).toBe(0);
+    }
+    mkdirSync(join(repo, "shards"));
+    for (let i = 1; i <= shards; i++)
+      copyFileSync(join(repo, `shard-${i}.jsonl`), join(repo, "shards", `shard-${i}.jsonl`));
+    const summaryFile = join(repo, "summary.md");
+    const merged = await bash(step("merge"), repo, { ...env, GITHUB_STEP_SUMMARY: summaryFile });
+    expect(merged).toBe(1);
+    const events = checkStream(readFileSync(join(repo, "batch.jsonl"), "utf8"));
+    const summary = events.at(-1) as BatchResult;
+    expect(summary.tasks.map((t) => [t.id, t.class])).toEqual(
+      tasks.map((t) => [t.id, t.prompt.includes("401") ? "api_error" : "success"]),
+    );
+    expect(summary.problems).toEqual([]);
+    expect(readFileSync(summaryFile, "utf8")).toContain("| pkg-4 | api_error | 4 | ran |");
+
+    // A re-run of the shard that holds pkg-4: its earlier output comes back as previous/.
+    const shardOfFailed = Number(
+      /shard-(\d+)/.exec(
+        [1, 2, 3, 4]
+          .map((i) => `shard-${i}.jsonl`)
+          .find((f) => readFileSync(join(repo, f), "utf8").includes('"task_id":"pkg-4"'))!,
+      )![1],
+    );
+    mkdirSync(join(repo, "previous"));
+    copyFileSync(join(repo, `shard-${shardOfFailed}.jsonl`), join(repo, "previous", `shard-${shardOfFailed}.jsonl`));
+    const before = e2e.server.requests.length;
+    await bash(step("shard").replaceAll(MATRIX_SHARD, String(shardOfFailed)), repo, env);
+    const rerun = checkStream(readFileSync(join(repo, `shard-${shardOfFailed}.jsonl`), "utf8")).at(-1) as BatchResult;
+    expect(rerun.tasks.filter((t) => t.run === "ran").map((t) => t.class)).toEqual(
+      rerun.tasks.filter((t) => t.run === "ran").map(() => "api_error"),
+    );
+    expect(rerun.tasks.filter((t) => t.run === "skipped").every((t) => t.class === "success")).toBe(true);
+    const newRequests = e2e.server.requests.slice(before).map((r) => r.userText);
+    expect(newRequests.every((text) => text.includes("http-401"))).toBe(true);
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  }, 300_000);
+});
