@@ -48,6 +48,13 @@ export type RawFlags = {
   version?: boolean;
   failOn?: string[];
   rehearse?: string;
+  attach?: string;
+  textDeltas?: boolean;
+  inputFormat?: "text" | "jsonl";
+  turnMaxSteps?: string;
+  turnMaxTokens?: string;
+  turnMaxCostUsd?: string;
+  turnTimeout?: string;
 };
 
 /** How the CLI names each option in messages: the one flag-name table. */
@@ -68,6 +75,9 @@ export const FLAG_LABELS: OptionLabels = {
   maxCostUsd: "--max-cost-usd",
   maxOutputBytes: "--max-output-bytes",
   failOn: "--fail-on",
+  attach: "--attach",
+  textDeltas: "--text-deltas",
+  pure: "--pure",
 };
 
 /** The CLI's own settings: where the prompt comes from and how progress is shown. */
@@ -87,6 +97,12 @@ export type Display = {
 };
 
 export const STDIN_TIMEOUT_DEFAULT = "5s";
+/**
+ * How long a server from `oc-exec server start` waits without a turn before it stops itself: long
+ * enough for the gaps between a script's steps, short enough that a script that failed before
+ * `server stop` does not leave ~600 MB of opencode running for the rest of the day.
+ */
+export const SERVER_IDLE_DEFAULT = "15m";
 
 export function displayFrom(flags: RawFlags): Display {
   return {
@@ -114,6 +130,8 @@ export function optionsFromFlags(
   return {
     options: {
       opencode: flags.opencode,
+      attach: flags.attach,
+      textDeltas: flags.textDeltas,
       dir: flags.dir,
       model: flags.model,
       agent: flags.agent,

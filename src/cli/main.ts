@@ -21,7 +21,8 @@ const HELP_CODES = new Set(["commander.helpDisplayed", "commander.help", "comman
 
 export async function main(io: CliIo = defaultIo()): Promise<number> {
   let status: number = EXIT_CODES.success;
-  const offline = async (name: "replay" | "validate", run: () => Promise<number>) => {
+  // Commands whose stdout is not one turn's stream: a ConfigError is a message on stderr and exit 5.
+  const offline = async (name: "replay" | "validate" | "batch" | "merge", run: () => Promise<number>) => {
     try {
       status = await run();
     } catch (error) {
@@ -49,6 +50,14 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       offline("replay", async () => (await import("./offline.js")).replayCommand(file, flags, io)),
     validate: (file, flags) =>
       offline("validate", async () => (await import("./offline.js")).validateCommand(file, flags, io)),
+    batch: (file, flags) =>
+      offline("batch", async () => (await import("./batch-command.js")).batchCommand(file, flags, io)),
+    merge: (files, flags) =>
+      offline("merge", async () => (await import("./batch-command.js")).mergeCommand(files, flags, io)),
+    async server(command, args, flags) {
+      const { serverCommand } = await import("./server-command.js");
+      status = await serverCommand(command, args, flags, io);
+    },
     async doctor(flags) {
       const { doctorCommand } = await import("./doctor.js");
       status = await doctorCommand(flags, io);

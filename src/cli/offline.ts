@@ -40,7 +40,14 @@ function openInput(file: string, stdin: NodeJS.ReadableStream): AsyncIterable<Bu
   }
 }
 
-type ReplayFlags = { stderr?: string; exitCode?: string; signal?: string; dir?: string; quiet?: boolean };
+type ReplayFlags = {
+  stderr?: string;
+  exitCode?: string;
+  signal?: string;
+  dir?: string;
+  quiet?: boolean;
+  textDeltas?: boolean;
+};
 
 export async function replayCommand(
   file: string,
@@ -49,9 +56,11 @@ export async function replayCommand(
 ): Promise<number> {
   let stdoutFile = file;
   let stderrFile = flags.stderr ?? null;
-  let meta: { exit_code?: number | null; signal?: string | null; opencode_version?: string } = {};
+  let meta: { exit_code?: number | null; signal?: string | null; opencode_version?: string; session_id?: string } = {};
   if (file !== "-" && existsSync(file) && statSync(file).isDirectory()) {
-    stdoutFile = join(file, "stdout.txt");
+    // A run recording has stdout.txt (and stderr.txt); a server recording its events.jsonl.
+    const events = join(file, "events.jsonl");
+    stdoutFile = existsSync(events) && !existsSync(join(file, "stdout.txt")) ? events : join(file, "stdout.txt");
     if (!stderrFile && existsSync(join(file, "stderr.txt"))) stderrFile = join(file, "stderr.txt");
     if (existsSync(join(file, "meta.json")))
       meta = JSON.parse(readFileSync(join(file, "meta.json"), "utf8")) as typeof meta;
@@ -73,6 +82,8 @@ export async function replayCommand(
       exitCode: flags.exitCode !== undefined ? parseCount(flags.exitCode, "--exit-code") : (meta.exit_code ?? 0),
       signal: flags.signal ?? meta.signal ?? null,
       opencodeVersion: meta.opencode_version ?? null,
+      serverSession: meta.session_id,
+      deltas: flags.textDeltas ?? false,
       // file.changed paths are relative to the recorded workspace, not to wherever replay runs.
       workspace: flags.dir === undefined ? undefined : resolve(flags.dir),
     },

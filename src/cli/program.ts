@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { FAIL_ON_CONDITIONS } from "../outcome/fail-on.js";
 import { REHEARSALS } from "../scripted/rehearsals.js";
 import { DEFAULTS } from "../turn/options.js";
-import { STDIN_TIMEOUT_DEFAULT } from "./flags.js";
+import { SERVER_IDLE_DEFAULT, STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -33,7 +33,14 @@ export type Actions = {
   schema(): Promise<void>;
   replay(file: string, flags: Record<string, unknown>): Promise<void>;
   doctor(flags: Record<string, unknown>): Promise<void>;
+  server(
+    command: "start" | "list" | "stop" | "supervise",
+    args: string[],
+    flags: Record<string, unknown>,
+  ): Promise<void>;
   validate(file: string, flags: Record<string, unknown>): Promise<void>;
+  batch(file: string, flags: Record<string, unknown>): Promise<void>;
+  merge(files: string[], flags: Record<string, unknown>): Promise<void>;
 };
 
 const noAction = async () => {};
@@ -43,6 +50,9 @@ const NO_ACTIONS: Actions = {
   replay: noAction,
   doctor: noAction,
   validate: noAction,
+  server: noAction,
+  batch: noAction,
+  merge: noAction,
 };
 
 export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTIONS): Command {
@@ -105,6 +115,25 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "--rehearse <scenario>",
       `rehearse a pipeline offline: the real opencode against oc-exec's scripted model in a throwaway HOME, playing ${Object.keys(REHEARSALS).join(", ")} (env OC_EXEC_REHEARSE)`,
     );
+  program.optionsGroup("Warm server:");
+  program
+    .option(
+      "--attach <url>",
+      "run the turn on a running opencode server (oc-exec server start, or opencode serve); password: OPENCODE_SERVER_PASSWORD",
+    )
+    .option("--text-deltas", "with --attach: message.delta events carry the text as the model writes it");
+  program.optionsGroup("Conversation (--input-format jsonl):");
+  program
+    .addOption(
+      new Option(
+        "--input-format <format>",
+        'jsonl: stdin is a conversation, one turn per line ({"prompt": ...}), each sent when the previous ends, in one session; the limits below then cover the whole conversation',
+      ).choices(["text", "jsonl"]),
+    )
+    .option("--turn-max-steps <n>", "with --input-format jsonl: each turn's step budget")
+    .option("--turn-max-tokens <n>", "with --input-format jsonl: each turn's token budget")
+    .option("--turn-max-cost-usd <x>", "with --input-format jsonl: each turn's cost budget")
+    .option("--turn-timeout <duration>", "with --input-format jsonl: each turn's timeout");
   program.optionsGroup("Limits:");
   program
     .option("--timeout <duration>", "stop the whole turn after this long (e.g. 10m, 1m30s; default: off)")
@@ -154,13 +183,14 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
   program
     .command("replay")
     .description(
-      "normalize a recorded `opencode run --format json` stream offline: the same events and exit code a live run gives",
+      "normalize a recorded `opencode run --format json` stream, or a server's events (OC_EXEC_RECORD_EVENTS), offline: the same events and exit code a live run gives",
     )
     .argument("<file>", "the recorded stdout, - for stdin, or a fixture directory (stdout.txt, stderr.txt, meta.json)")
     .option("--stderr <file>", "opencode's recorded stderr")
     .option("--exit-code <n>", "opencode's exit status (default: from meta.json, else 0)")
     .option("--signal <name>", "the signal that killed opencode, if any")
     .option("--dir <path>", "the recorded workspace: file.changed paths are made relative to it")
+    .option("--text-deltas", "a server recording (events.jsonl): also replay message.delta events")
     .option("-q, --quiet", "no progress on stderr")
     .action(actions.replay);
   program
@@ -172,6 +202,67 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--opencode <path>", "the opencode binary to check")
     .option("--probe", "also send one minimal real request to the model (costs a few tokens) and time it")
     .action(actions.doctor);
+  program
+    .command("batch")
+    .description(
+      "run every task of a JSONL file (one {id, prompt, ...} per line) as its own session on one warm server: one event stream, every event marked with task_id, one batch.result last",
+    )
+    .argument("<tasks>", "the tasks file")
+    .option("--concurrency <n>", "tasks at once (default: twice the CPU cores, 2 to 8)")
+    .option("--attach <url>", "run on this server instead of starting one for the batch")
+    .option("--dir <path>", "the workspace of tasks that name none (default: the current directory)")
+    .option("-m, --model <provider/model>", "the model of tasks that name none")
+    .option("--agent <name>", "the agent of tasks that name none")
+    .option("--allow <keys>", "the permission allow-list of tasks that give none (repeatable)", collect)
+    .option("--deny <keys>", "permission keys denied to tasks that give none (repeatable)", collect)
+    .option("--auto", "approve what the rules leave to ask, for tasks that do not say")
+    .option("--max-cost-usd <x>", "stop the whole batch when its cost exceeds x dollars")
+    .option("--max-tokens <n>", "stop the whole batch when its tokens exceed n")
+    .option("--task-max-cost-usd <x>", "each task's cost budget (a task's max_cost_usd wins)")
+    .option("--task-max-tokens <n>", "each task's token budget (a task's max_tokens wins)")
+    .option("--task-max-steps <n>", "each task's step budget (a task's max_steps wins)")
+    .option("--task-timeout <duration>", "each task's timeout (a task's timeout wins)")
+    .option("--resume <file>", "an earlier batch's output: tasks that succeeded there are skipped")
+    .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
+    .option("--opencode <path>", "opencode binary for the batch's server")
+    .option("-q, --quiet", "no progress on stderr")
+    .action((file: string, flags: Record<string, unknown>) => actions.batch(file, flags));
+  program
+    .command("merge")
+    .description(
+      "merge the streams of a sharded batch into one, with one batch.result; every task must appear exactly once",
+    )
+    .argument("<files...>", "the shards' outputs")
+    .option("--tasks <file>", "the tasks file: also check that every task in it appears")
+    .action((files: string[], flags: Record<string, unknown>) => actions.merge(files, flags));
+  const server = program
+    .command("server")
+    .description("warm opencode servers for --attach: start one in the background, list them, stop them");
+  server
+    .command("start")
+    .description("start an opencode server in the background and print its URL on stdout: url=$(oc-exec server start)")
+    .option("--dir <path>", "the server's workspace (default: the current directory; turns may use others)")
+    .option(
+      "--idle-timeout <duration>",
+      `stop the server after this long without a turn (default: ${SERVER_IDLE_DEFAULT}; 0 = never)`,
+    )
+    .option("--port <n>", "listen on this port of 127.0.0.1 (default: a free one)")
+    .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)")
+    .action((flags: Record<string, unknown>) => actions.server("start", [], flags));
+  server
+    .command("list")
+    .description("print the servers oc-exec started and still runs, one JSON object per line")
+    .action((flags: Record<string, unknown>) => actions.server("list", [], flags));
+  server
+    .command("stop")
+    .description("stop the servers with these URLs (or every one with --all), and their tool processes")
+    .argument("[url...]", "the URLs server start printed")
+    .option("--all", "stop every server oc-exec started")
+    .action((urls: string[], flags: Record<string, unknown>) => actions.server("stop", urls, flags));
+  server
+    .command("supervise", { hidden: true })
+    .argument("<id>")
+    .action((id: string, flags: Record<string, unknown>) => actions.server("supervise", [id], flags));
   program
     .command("validate")
     .description("check an oc-exec JSONL stream against the schema and the contract (seq, one result last, exit code)")

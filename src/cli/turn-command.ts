@@ -20,6 +20,7 @@ import { readPrompt } from "./prompt.js";
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
+  if (flags.inputFormat === "jsonl") return conversationCommand(args, flags, options, cli.display, io);
   const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
   if (rehearse !== null && !isRehearsal(rehearse)) {
     throw new ConfigError(
@@ -114,7 +115,8 @@ export async function deliverTurn(
   let holding = false;
   const sink = (event: OcEvent) => {
     const behind = !stdout.write(event);
-    if (event.type === "result") exitCode = event.exit_code;
+    // A conversation's own result comes after its turns' and is the exit status.
+    if (event.type === "result" || event.type === "conversation.result") exitCode = event.exit_code;
     if (showing) {
       try {
         progress.event(event);
@@ -142,4 +144,64 @@ export async function deliverTurn(
     for (const s of signals) process.off(s, onSignal);
   }
   return brokenPipe || stdout.broken ? BROKEN_PIPE_EXIT : exitCode;
+}
+
+/**
+ * --input-format jsonl: stdin is a conversation, one turn per line. --max-steps, --max-tokens,
+ * --max-cost-usd and --timeout cover the whole conversation; --turn-* limit each turn.
+ */
+async function conversationCommand(
+  args: string[],
+  flags: RawFlags,
+  options: Omit<RunTurnOptions, "prompt" | "env">,
+  display: Display,
+  io: CliIo,
+): Promise<number> {
+  if (args.length > 0 || flags.promptFile)
+    throw new ConfigError(
+      "--input-format jsonl reads every turn from stdin; give no prompt arguments or --prompt-file",
+      "UsageError",
+    );
+  const { runConversation } = await import("../turn/conversation.js");
+  const { createInterface } = await import("node:readline");
+  const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");
+  const input = new AbortController();
+  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });
+  const turn = {
+    ...options,
+    env: io.env,
+    maxSteps: flags.turnMaxSteps === undefined ? undefined : parseCount(flags.turnMaxSteps, "--turn-max-steps"),
+    maxTokens: flags.turnMaxTokens === undefined ? undefined : parseCount(flags.turnMaxTokens, "--turn-max-tokens"),
+    maxCostUsd:
+      flags.turnMaxCostUsd === undefined ? undefined : parseAmount(flags.turnMaxCostUsd, "--turn-max-cost-usd"),
+    timeoutMs: flags.turnTimeout === undefined ? undefined : parseDurationFlag(flags.turnTimeout, "--turn-timeout"),
+  };
+  const labels = {
+    ...FLAG_LABELS,
+    maxSteps: "--turn-max-steps",
+    maxTokens: "--turn-max-tokens",
+    maxCostUsd: "--turn-max-cost-usd",
+    timeoutMs: "--turn-timeout",
+  };
+  // Checked once before anything is written, as for a single turn.
+  resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
+  const plan = {
+    turn,
+    labels,
+    limits: {
+      maxSteps: options.maxSteps || null,
+      maxTokens: options.maxTokens || null,
+      maxCostUsd: options.maxCostUsd || null,
+      timeoutMs: options.timeoutMs || null,
+      options: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
+    },
+    lines,
+    stopInput: () => input.abort(),
+  };
+  try {
+    return await deliverTurn((sink, control) => runConversation(plan, sink, control), display, io);
+  } finally {
+    lines.close();
+    if (!io.stdin.isTTY) io.stdin.destroy();
+  }
 }
