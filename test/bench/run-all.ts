@@ -3,7 +3,7 @@
 //
 //   npm run bench [-- --only overhead,startup,throughput,latency] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,7 +12,7 @@ import { bundledBinary } from "../../src/opencode/locate.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/scripted/model-server.js";
-import { peakRss } from "../support/procs.js";
+import { descendants, peakRss } from "../support/procs.js";
 import { writeCorpus } from "./corpus.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -356,6 +356,166 @@ async function latency(): Promise<void> {
   out(`  ratio oc-exec/reader  p50 ${f(pct(ours, 50) / pct(base, 50))}   p99 ${f(pct(ours, 99) / pct(base, 99))}`);
 }
 
+/** The resident memory of a live process now (VmRSS), in bytes. */
+function rssNow(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/**
+ * Warm turns on a managed server (--attach) against a cold `opencode run --format json` of the
+ * same scripted turn, alternating, in the same run. The tool turn's bash permission is `ask`, so
+ * each warm tool turn includes a live permission answer (--auto).
+ */
+async function warm(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const opencode = bundledBinary()!.path;
+  const env = { ...home.env };
+  const started = await measure(
+    process.execPath,
+    [BIN, "server", "start", "--idle-timeout", "0", "--dir", home.workspace],
+    {
+      env,
+      keepLines: true,
+    },
+  );
+  const url = started.lines[0]!;
+  const record = JSON.parse(
+    readFileSync(
+      join(
+        home.env.XDG_STATE_HOME!,
+        "oc-exec",
+        "servers",
+        readdirSync(join(home.env.XDG_STATE_HOME!, "oc-exec", "servers")).find((n) => n.endsWith(".json"))!,
+      ),
+      "utf8",
+    ),
+  ) as { pid: number };
+  const ask = { ...env, OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) };
+  const warmText = () => measure(process.execPath, [BIN, "-q", "--attach", url, "scenario:plain hi"], { env });
+  const warmTool = () =>
+    measure(process.execPath, [BIN, "-q", "--attach", url, "--auto", "scenario:tool run echo"], { env: ask });
+  const cold = (prompt: string) =>
+    measure(opencode, ["run", "--format", "json", "--dir", home.workspace, prompt], { env });
+  for (let i = 0; i < 3; i++) {
+    await warmText();
+    await warmTool();
+  }
+  const n = Math.max(5, Math.min(pairs, 9));
+  const r = {
+    warmText: [] as number[],
+    warmTool: [] as number[],
+    coldText: [] as number[],
+    coldTool: [] as number[],
+    rss: [] as number[],
+  };
+  for (let i = 0; i < n; i++) {
+    const wt = await warmText();
+    r.warmText.push(wt.ms);
+    r.rss.push(wt.peakRss);
+    r.coldText.push((await cold("scenario:plain hi")).ms);
+    const wl = await warmTool();
+    r.warmTool.push(wl.ms);
+    r.rss.push(wl.peakRss);
+    r.coldTool.push((await cold("scenario:tool run echo")).ms);
+  }
+  const serverRss = rssNow(record.pid);
+  await measure(process.execPath, [BIN, "server", "stop", url], { env });
+  await server.close();
+  home.cleanup();
+  out(
+    `warm turns on a managed server (--attach) vs cold \`opencode run --format json\` of the same turn (${n} alternating runs each, medians):`,
+  );
+  out(
+    `  text turn: warm ${f(median(r.warmText), 0)} ms, cold ${f(median(r.coldText), 0)} ms: ratio ${f(median(r.warmText) / median(r.coldText), 3)}   (target <= 0.15)`,
+  );
+  out(
+    `  tool turn with a live permission answer: warm ${f(median(r.warmTool), 0)} ms, cold ${f(median(r.coldTool), 0)} ms: ratio ${f(median(r.warmTool) / median(r.coldTool), 3)}   (target <= 0.25)`,
+  );
+  out(
+    `  oc-exec peak RSS per warm turn: median ${f(mb(median(r.rss)), 1)} MB, max ${f(mb(Math.max(...r.rss)), 1)} MB   (target <= 60); the server: ${f(mb(serverRss), 0)} MB`,
+  );
+}
+
+/**
+ * 40 text tasks: `oc-exec batch` at concurrency 4 on its own warm server, against a shell loop of
+ * 40 cold `oc-exec` runs and a loop of 40 bare `opencode run --format json`, in the same run.
+ * The batch's peak RSS is oc-exec's and the server's together, sampled every 10 ms.
+ */
+async function batchBench(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const opencode = bundledBinary()!.path;
+  const env = { ...home.env };
+  const n = 40;
+  const tasks = join(home.root, "tasks.jsonl");
+  writeFileSync(
+    tasks,
+    Array.from({ length: n }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `scenario:plain task ${i}` })).join("\n"),
+  );
+  let peak = 0;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, "batch", tasks, "-q", "--concurrency", "4", "--dir", home.workspace], {
+    env,
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  const sample = setInterval(() => {
+    const pids = [child.pid!, ...descendants(child.pid!).map((p) => p.pid)];
+    // The server runs under its supervisor, detached: find it by its parent chain from the records.
+    const dir = join(home.env.XDG_STATE_HOME!, "oc-exec", "servers");
+    let serverPids: number[] = [];
+    try {
+      for (const f of readdirSync(dir).filter((x) => x.endsWith(".json"))) {
+        const r = JSON.parse(readFileSync(join(dir, f), "utf8")) as { pid: number; supervisor_pid: number };
+        serverPids = [r.supervisor_pid, r.pid, ...descendants(r.pid).map((p) => p.pid)];
+      }
+    } catch {
+      // not started yet, or gone
+    }
+    let total = 0;
+    // The supervisor is the batch's child, so the server shows up in both lists: count each once.
+    for (const pid of new Set([...pids, ...serverPids])) {
+      try {
+        total += rssNow(pid);
+      } catch {
+        // exited between the listing and the read
+      }
+    }
+    peak = Math.max(peak, total);
+  }, 10);
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  clearInterval(sample);
+  const batchMs = performance.now() - t0;
+  const loop = async (file: string, argsOf: (i: number) => string[]) => {
+    const start = performance.now();
+    for (let i = 0; i < n; i++) await measure(file, argsOf(i), { env });
+    return performance.now() - start;
+  };
+  const coldOcExec = await loop(process.execPath, (i) => [
+    BIN,
+    "-q",
+    "--dir",
+    home.workspace,
+    `scenario:plain task ${i}`,
+  ]);
+  const bare = await loop(opencode, (i) => [
+    "run",
+    "--format",
+    "json",
+    "--dir",
+    home.workspace,
+    `scenario:plain task ${i}`,
+  ]);
+  await server.close();
+  home.cleanup();
+  out(`batch of ${n} text tasks (exit ${code}), concurrency 4, one warm server, vs loops of cold runs (same run):`);
+  out(`  oc-exec batch            ${f(batchMs / 1000, 1)} s`);
+  out(`  loop of oc-exec          ${f(coldOcExec / 1000, 1)} s   batch is ${f(coldOcExec / batchMs, 1)}x faster`);
+  out(`  loop of opencode run     ${f(bare / 1000, 1)} s   batch is ${f(bare / batchMs, 1)}x faster   (target >= 5)`);
+  out(`  batch peak RSS, oc-exec and the server together: ${f(mb(peak), 0)} MB`);
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -365,3 +525,5 @@ if (want("throughput")) await throughput();
 if (want("dense")) await denseThroughput();
 if (want("replay")) await replayMemory();
 if (want("overhead")) await overhead();
+if (want("warm")) await warm();
+if (want("batch")) await batchBench();

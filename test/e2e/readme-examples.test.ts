@@ -1,8 +1,11 @@
 // The README's shell examples run as written under `bash -euo pipefail` (GitHub Actions' shell is
 // `bash -eo pipefail`): every branch of the exit-code example is reachable.
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { checkStream } from "../support/schema-check.js";
+import { isAlive } from "../support/procs.js";
+import { readRecords } from "../support/warm-server.js";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE, FIXTURES } from "../support/fixtures.js";
@@ -46,4 +49,100 @@ describe("README examples under bash -euo pipefail", () => {
     if (typeof expected === "string") expect(last).toBe(expected);
     else expect(last).toMatch(expected);
   });
+});
+
+describe("the README's warm-server script, as written, with the real opencode", () => {
+  it("server start, 20 turns with --attach, server stop: every line valid, every exit 0, nothing left running", async () => {
+    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
+    writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, "oc-exec"), 0o755);
+    const cwd = mkdtempSync(join(e2e.home.root, "warm-"));
+    // Asynchronous: the scripted model server answers from this process.
+    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["-euo", "pipefail", "-c", example("warm-server")], {
+        cwd,
+        env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
+        // As in a CI step: stdin is not a pipe someone holds open (that would cost each turn the
+        // stdin wait: see "stdin_timeout").
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(run.stderr).toMatch(/stopped http:\/\/127\.0\.0\.1:\d+/);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("0 of 20 turns failed\n");
+    const files = readdirSync(cwd).filter((f) => f.endsWith(".jsonl"));
+    expect(files).toHaveLength(20);
+    for (const file of files) {
+      const events = checkStream(readFileSync(join(cwd, file), "utf8"));
+      expect(events.at(-1)).toMatchObject({ type: "result", class: "success", exit_code: 0 });
+      expect(events.map((e) => e.type)).toEqual([
+        "run.started",
+        "session.started",
+        "step.started",
+        "message",
+        "step.finished",
+        "result",
+      ]);
+    }
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+    const leftovers = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          // Every process the script started inherited the throwaway HOME.
+          const environ = readFileSync(`/proc/${p}/environ`, "utf8").split("\0");
+          return environ.includes(`HOME=${e2e.home.root}`) && isAlive(Number(p));
+        } catch {
+          return false;
+        }
+      });
+    expect(leftovers).toEqual([]);
+  }, 120_000);
+});
+
+describe("the README's batch and conversation examples, as written, with the real opencode", () => {
+  const runExample = (name: string, cwd: string) => {
+    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
+    writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+    chmodSync(join(bin, "oc-exec"), 0o755);
+    return new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn("bash", ["-euo", "pipefail", "-c", example(name)], {
+        cwd,
+        env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout }));
+    });
+  };
+
+  it("batch: three tasks in their packages, every task succeeds", async () => {
+    const cwd = mkdtempSync(join(e2e.home.root, "monorepo-"));
+    for (const p of ["api", "web", "cli"]) mkdirSync(join(cwd, "packages", p), { recursive: true });
+    const run = await runExample("batch", cwd);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("every task succeeded\n");
+    const events = checkStream(readFileSync(join(cwd, "batch.jsonl"), "utf8"));
+    expect(events.at(-1)).toMatchObject({ type: "batch.result", ok: true, counts: { success: 3 } });
+    const started = events.filter((e) => e.type === "run.started");
+    expect(started.map((e) => (e.type === "run.started" ? [e.task_id, e.cwd] : null)).sort()).toEqual(
+      ["api", "cli", "web"].map((p) => [p, join(cwd, "packages", p)]),
+    );
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  }, 120_000);
+
+  it("conversation: two turns, one session", async () => {
+    const cwd = mkdtempSync(join(e2e.home.root, "conv-"));
+    const run = await runExample("conversation", cwd);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("turn 1: success\nturn 2: success\n");
+    const events = checkStream(readFileSync(join(cwd, "conversation.jsonl"), "utf8"));
+    expect(events.at(-1)).toMatchObject({ type: "conversation.result", ok: true, exit_code: 0 });
+  }, 120_000);
 });
