@@ -1,6 +1,7 @@
 // A scripted OpenAI-compatible model server for the tests, the demo, the soak and the benchmarks.
 // It listens on loopback only. Which script it plays is chosen by a `scenario:NAME` token in the
 // first user message, so one server can serve every test in a file, in parallel.
+import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -17,7 +18,7 @@ export type RecordedRequest = { scenario: string; body: ChatRequest; userText: s
 type ToolCall = { name: string; args: Record<string, unknown> };
 /** What the server does for one request. */
 export type Reply =
-  | { kind: "text"; text: string; finish?: "stop" | "length"; delayMs?: number; usage?: Usage }
+  | { kind: "text"; text: string; finish?: "stop" | "length"; delayMs?: number; until?: string; usage?: Usage }
   | { kind: "tool"; calls: ToolCall[]; text?: string; usage?: Usage }
   | { kind: "http"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "hang" };
@@ -173,6 +174,12 @@ export function scriptedReply(body: ChatRequest): Reply {
       return { kind: "text", text: "A slow answer, after five seconds.", delayMs: 5000 };
     case "slow":
       return { kind: "text", text: "Finally.", delayMs: 30_000 };
+    case "gated": {
+      // Answers only once the file named by `gate:PATH` exists: a test decides when a turn ends,
+      // so what it watches in between is not a race against the clock.
+      const gate = /gate:(\S+)/.exec(text)?.[1];
+      return { kind: "text", text: "The gate opened.", ...(gate ? { until: gate } : {}) };
+    }
     case "hang":
       return { kind: "hang" };
     default:
@@ -232,9 +239,10 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
       return;
     }
     if (reply.kind === "text") {
-      if (reply.delayMs) {
+      if (reply.delayMs || reply.until) {
         hanging.add(res);
-        await new Promise((r) => setTimeout(r, reply.delayMs));
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
         hanging.delete(res);
         if (res.destroyed) return;
       }

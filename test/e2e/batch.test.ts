@@ -118,17 +118,29 @@ describe("oc-exec batch", () => {
   });
 
   it("in a terminal: one live line (done, running, failed, cost, the running tasks) above which finished tasks print", async () => {
+    // Each task ends only when the test opens its gate, after the screen showed the line before it:
+    // what is asserted does not depend on how fast this machine is.
+    const gates = { quick: join(e2e.home.root, "tty-gate-quick"), slow: join(e2e.home.root, "tty-gate-slow") };
     const file = tasksFile("tty.jsonl", [
-      { id: "quick", prompt: "scenario:plain quick" },
-      { id: "slow", prompt: "scenario:slow-5s wait" },
+      { id: "quick", prompt: `scenario:gated gate:${gates.quick}` },
+      { id: "slow", prompt: `scenario:gated gate:${gates.slow}` },
     ]);
     const out = join(e2e.home.root, "tty.jsonl.out");
+    const bothRunning = /0\/2 done · 2 running · 0 failed · \$0\.0000 · quick, slow/;
+    const oneRunning = /1\/2 done · 1 running · 0 failed · \$0\.0000 · slow/;
     const frames = await screenFrames(
       `cd ${e2e.home.workspace} && ${process.execPath} ${BIN} batch ${file} > ${out}`,
       e2e.home.env,
+      {
+        timeoutMs: 60_000,
+        onFrame: (frame) => {
+          if (bothRunning.test(frame)) writeFileSync(gates.quick, "");
+          if (oneRunning.test(frame) && /\[1\/2\] quick: success \(0\)/.test(frame)) writeFileSync(gates.slow, "");
+        },
+      },
     );
-    expect(frames.some((f) => /\d\/2 done · 2 running · 0 failed · \$0\.0000 · quick, slow/.test(f))).toBe(true);
-    expect(frames.some((f) => /1\/2 done · 1 running · 0 failed · \$0\.0000 · slow/.test(f))).toBe(true);
+    expect(frames.some((f) => bothRunning.test(f))).toBe(true);
+    expect(frames.some((f) => oneRunning.test(f))).toBe(true);
     const screen = frames.at(-1)!;
     expect(screen).toMatch(/\[1\/2\] quick: success \(0\)/);
     expect(screen).toMatch(/\[2\/2\] slow: success \(0\)/);

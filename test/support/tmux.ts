@@ -6,7 +6,11 @@ import { waitFor } from "./procs.js";
 export async function screenFrames(
   command: string,
   env: Record<string, string>,
-  { rows = 40, timeoutMs = 90_000 } = {},
+  {
+    rows = 40,
+    timeoutMs = 90_000,
+    onFrame,
+  }: { rows?: number; timeoutMs?: number; onFrame?: (frame: string) => void } = {},
 ): Promise<string[]> {
   const session = `oc-exec-test-${process.pid}-${Date.now()}`;
   const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
@@ -16,12 +20,16 @@ export async function screenFrames(
     const frames: string[] = [];
     await waitFor(
       () => {
-        frames.push(execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" }));
-        return frames.at(-1)!.includes("exit=");
+        const frame = execFileSync("tmux", ["capture-pane", "-p", "-t", session], { encoding: "utf8" });
+        frames.push(frame);
+        onFrame?.(frame);
+        return frame.includes("exit=");
       },
       timeoutMs,
       "the command to finish in tmux",
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the screen last showed:\n${frames.at(-1) ?? ""}`);
+    });
     return frames;
   } finally {
     execFileSync("tmux", ["kill-session", "-t", session]);
