@@ -305,7 +305,7 @@ describe("the library on a server", () => {
 });
 
 describe("managed servers", () => {
-  it("server start --idle-timeout: the server stops by itself when idle, and its record goes with it", async () => {
+  it("server start --idle-timeout: a running turn holds the server up; idle, it stops by itself, its record with it", async () => {
     const state = join(e2e.home.root, "idle-state");
     mkdirSync(state);
     const env = { XDG_STATE_HOME: state };
@@ -315,11 +315,18 @@ describe("managed servers", () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const [record] = readRecords(state);
     try {
-      const run = await e2e.run(["-q", "--attach", url, "scenario:plain"], { extraEnv: env });
-      expect(run.code).toBe(0);
+      // The turn ends only when the test opens its gate, so the server is busy for as long as the
+      // test needs, however slow the machine: no race against the 2 s idle clock.
+      const gate = join(e2e.home.root, "idle-gate");
+      const turn = e2e.run(["-q", "--attach", url, `scenario:gated gate:${gate}`], { extraEnv: env });
+      await waitFor(() => e2e.server.requests.some((r) => r.userText.includes(gate)), 60_000, "the gated turn");
       const listed = await e2e.runRaw(["server", "list"], { extraEnv: env });
       expect(JSON.parse(listed.stdout)).toMatchObject({ url, pid: record!.pid, idle_timeout_ms: 2000 });
       expect(listed.stdout).not.toContain(record!.password);
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(isAlive(record!.pid)).toBe(true);
+      writeFileSync(gate, "");
+      expect((await turn).code).toBe(0);
       await waitFor(() => !isAlive(record!.pid) && !isAlive(record!.supervisor_pid), 30_000, "the idle server to stop");
       expect(readRecords(state)).toEqual([]);
       expect((await e2e.runRaw(["server", "list"], { extraEnv: env })).stdout).toBe("");
