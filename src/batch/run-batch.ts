@@ -83,6 +83,14 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
       });
   };
 
+  /** Every event of a task carries its id; its result also the digest --resume compares. */
+  const markFor = (task: Task) => (event: OcEvent) =>
+    hooks.write(
+      event.type === "result"
+        ? { ...event, task_id: task.id, task_digest: task.digest }
+        : { ...event, task_id: task.id },
+    );
+
   const record = (task: Task, result: ResultEvent, run: TaskOutcome["run"]) => {
     outcomes.set(task.id, {
       id: task.id,
@@ -90,6 +98,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
       exit_code: result.exit_code,
       cost_usd: result.cost_usd,
       duration_ms: result.duration_ms,
+      digest: task.digest,
       run,
     });
     hooks.finished?.(task, result, run);
@@ -102,11 +111,9 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
         : `the batch was stopped (${"signal" in reason ? reason.signal : reason.kind}) before this task started`;
     const cls: OutcomeClass =
       reason.kind === "budget" ? "budget_exceeded" : reason.kind === "terminated" ? "terminated" : "interrupted";
-    const result = failedStart({ name: "NotRun", message: why }, { cwd: task.dir ?? plan.defaults.dir }, (event) => {
-      const marked = { ...event, task_id: task.id } as OcEvent;
-      if (marked.type === "result") Object.assign(marked, { class: cls, exit_code: EXIT_CODES[cls] });
-      hooks.write(marked);
-    });
+    const result = failedStart({ name: "NotRun", message: why }, { cwd: task.dir ?? plan.defaults.dir }, (event) =>
+      markFor(task)(event.type === "result" ? { ...event, class: cls, exit_code: EXIT_CODES[cls] } : event),
+    );
     record(task, { ...result, class: cls, exit_code: EXIT_CODES[cls] }, "not_run");
   };
 
@@ -116,7 +123,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
     hooks.started?.(task);
     const d = plan.defaults;
     let result: ResultEvent;
-    const mark = (event: OcEvent) => hooks.write({ ...event, task_id: task.id });
+    const mark = markFor(task);
     try {
       const resolved = resolveTurnOptions({
         prompt: task.prompt,

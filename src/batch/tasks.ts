@@ -1,6 +1,7 @@
 // The tasks file of `oc-exec batch`: JSON Lines, one task per line. Checked whole before anything
 // runs: a malformed line or a duplicate id is reported with its line number, and nothing starts.
 // Pure: text in, tasks or problems out.
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { parseDuration } from "../duration.js";
 
@@ -23,7 +24,26 @@ const TaskSchema = z
   })
   .strict();
 
-export type Task = z.infer<typeof TaskSchema> & { timeoutMs?: number; line: number };
+export type Task = z.infer<typeof TaskSchema> & { timeoutMs?: number; line: number; digest: string };
+
+/** JSON with every object's keys sorted: the same task written in another order is the same task. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(",")}]`
+    : value !== null && typeof value === "object"
+      ? `{${Object.keys(value)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(value);
+
+/**
+ * What --resume compares: a task that succeeded before is skipped only if its line still says the
+ * same thing. 16 hex digits of SHA-256 are plenty to tell the versions of one task id apart.
+ */
+export function taskDigest(fields: z.infer<typeof TaskSchema>): string {
+  return createHash("sha256").update(canonical(fields)).digest("hex").slice(0, 16);
+}
 
 export type TaskProblem = { line: number; message: string };
 
@@ -47,7 +67,7 @@ export function parseTasks(text: string): { tasks: Task[]; problems: TaskProblem
       problems.push({ line, message: issues });
       return;
     }
-    const task: Task = { ...parsed.data, line };
+    const task: Task = { ...parsed.data, line, digest: taskDigest(parsed.data) };
     if (task.timeout !== undefined) {
       const ms = parseDuration(task.timeout);
       if (ms === null) {

@@ -54,7 +54,7 @@ export type BatchFlags = {
  */
 const defaultConcurrency = () => Math.min(8, Math.max(2, cpus().length * 2));
 
-/** Tasks whose result in an earlier batch stream was success: a re-run skips them. */
+/** Tasks whose result in an earlier batch stream was success, with the digest of their line then. */
 function succeededIn(file: string): Map<string, TaskOutcome> {
   let text: string;
   try {
@@ -74,6 +74,7 @@ function succeededIn(file: string): Map<string, TaskOutcome> {
           exit_code: 0,
           cost_usd: event.cost_usd,
           duration_ms: event.duration_ms,
+          ...(event.task_digest === undefined ? {} : { digest: event.task_digest }),
           run: "skipped",
         });
       if (event.type === "batch.result")
@@ -104,7 +105,14 @@ export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): 
     throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
   const tasks: Task[] = shard ? parsed.tasks.filter((t) => shardOf(t.id, shard.count) === shard.index) : parsed.tasks;
   const skipped = flags.resume ? succeededIn(flags.resume) : new Map<string, TaskOutcome>();
-  for (const id of skipped.keys()) if (!tasks.some((t) => t.id === id)) skipped.delete(id);
+  for (const [id, before] of skipped) {
+    const task = tasks.find((t) => t.id === id);
+    // A stream from before digests were written has none: there the id alone decides.
+    if (task && before.digest !== undefined && before.digest !== task.digest) {
+      if (!flags.quiet) say(`task ${id} changed since the --resume stream (its line differs): it runs again`);
+      skipped.delete(id);
+    } else if (!task) skipped.delete(id);
+  }
   const concurrency =
     flags.concurrency === undefined ? defaultConcurrency() : parseCount(flags.concurrency, "--concurrency", { min: 1 });
   const dir = resolve(flags.dir ?? ".");

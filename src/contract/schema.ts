@@ -216,6 +216,12 @@ export const ResultSchema = event(
   {
     ok: z.boolean(),
     exit_code: z.number().int().describe("Equals oc-exec's exit status."),
+    task_digest: z
+      .string()
+      .optional()
+      .describe(
+        "In a batch stream: a digest of the task's line (its fields, whatever their order); --resume runs a task again when its line changed.",
+      ),
     class: OutcomeClassSchema,
     error: ErrorDetailSchema.nullable(),
     model: nullableString("provider/model as requested or as opencode reported it."),
@@ -262,6 +268,7 @@ const TaskOutcomeSchema = z
     exit_code: z.number().int(),
     cost_usd: z.number().min(0),
     duration_ms: count(),
+    digest: z.string().optional().describe("The task's task_digest: what --resume compares."),
     run: z
       .enum(["ran", "not_run", "skipped"])
       .describe(

@@ -211,6 +211,25 @@ describe("oc-exec batch", () => {
     expect(new Set(again.events.filter((e) => e.type === "run.started").map((e) => e.task_id))).toEqual(
       new Set(["fails"]),
     );
+    // A task whose line changed since then is not what succeeded: it runs again, and says so.
+    const edited = tasksFile("resume.jsonl", [
+      { id: "ok-1", prompt: "scenario:plain resume-ok-1" },
+      { id: "fails", prompt: "scenario:http-401 resume-fails" },
+      { id: "ok-2", prompt: "scenario:plain resume-ok-2, now in French" },
+    ]);
+    const third = await batch(["batch", edited, "--resume", previous]);
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain("task ok-2 changed since the --resume stream (its line differs): it runs again");
+    expect(third.summary.tasks.map((t) => [t.id, t.class, t.run])).toEqual([
+      ["ok-1", "success", "skipped"],
+      ["fails", "api_error", "ran"],
+      ["ok-2", "success", "ran"],
+    ]);
+    expect(e2e.requestsFor("now in French").length).toBeGreaterThan(0);
+    const digests = Object.fromEntries(third.summary.tasks.map((t) => [t.id, t.digest]));
+    expect(digests["ok-1"]).toBe(first.summary.tasks[0]!.digest);
+    expect(digests["ok-2"]).not.toBe(first.summary.tasks[2]!.digest);
+    expect(resultOf(third, "ok-2")?.task_digest).toBe(digests["ok-2"]);
     await expectNothingLeft();
   });
 

@@ -2,7 +2,7 @@
 // contract checker on batch and conversation streams.
 import { describe, expect, it } from "vitest";
 import { validateStream } from "../../src/contract/validate-stream.js";
-import { parseShard, parseTasks, shardOf } from "../../src/batch/tasks.js";
+import { parseShard, parseTasks, shardOf, taskDigest } from "../../src/batch/tasks.js";
 import { parseTurnLine } from "../../src/turn/conversation.js";
 
 describe("the tasks file", () => {
@@ -18,11 +18,36 @@ describe("the tasks file", () => {
         "[1]",
       ].join("\n"),
     );
-    expect(tasks).toEqual([{ id: "a", prompt: "x", timeout: "1m30s", timeoutMs: 90_000, max_cost_usd: 0.5, line: 1 }]);
+    expect(tasks).toEqual([
+      {
+        id: "a",
+        prompt: "x",
+        timeout: "1m30s",
+        timeoutMs: 90_000,
+        max_cost_usd: 0.5,
+        line: 1,
+        digest: taskDigest({ id: "a", prompt: "x", timeout: "1m30s", max_cost_usd: 0.5 }),
+      },
+    ]);
     expect(problems.map((p) => p.line)).toEqual([3, 4, 5, 6, 7]);
     expect(problems[0]!.message).toBe('duplicate id "a" (first on line 1)');
     expect(problems[2]!.message).toBe('timeout: "soon" is not a duration like 90s or 5m');
     expect(parseTasks("\n\n").problems).toEqual([{ line: 1, message: "the tasks file has no tasks" }]);
+  });
+
+  it("a task's digest: its fields in any order give the same; any changed field, a different one", () => {
+    const digest = (line: string) => parseTasks(line).tasks[0]!.digest;
+    const same = digest('{"id":"a","prompt":"fix it","allow":["bash"],"max_steps":3}');
+    expect(same).toMatch(/^[0-9a-f]{16}$/);
+    expect(digest('{"max_steps":3,"allow":["bash"],"prompt":"fix it","id":"a"}')).toBe(same);
+    expect(digest(' {"id":"a", "prompt":"fix it", "allow":["bash"], "max_steps":3} ')).toBe(same);
+    for (const changed of [
+      '{"id":"a","prompt":"fix it now","allow":["bash"],"max_steps":3}',
+      '{"id":"a","prompt":"fix it","allow":["bash"],"max_steps":4}',
+      '{"id":"a","prompt":"fix it","allow":["bash","edit"],"max_steps":3}',
+      '{"id":"a","prompt":"fix it","allow":["bash"],"max_steps":3,"model":"x/y"}',
+    ])
+      expect(digest(changed)).not.toBe(same);
   });
 
   it("shards: by id alone, stable, every task in exactly one shard, all shards used", () => {
