@@ -83,6 +83,12 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
       });
   };
 
+  /**
+   * A task's workspace: its own `dir`, taken from the batch's --dir when relative (a tasks file of
+   * `packages/a`, `packages/b` runs against whichever checkout --dir names), else --dir itself.
+   */
+  const workspaceOf = (task: Task) => resolve(plan.defaults.dir, task.dir ?? ".");
+
   /** Every event of a task carries its id; its result also the digest --resume compares. */
   const markFor = (task: Task) => (event: OcEvent) =>
     hooks.write(
@@ -111,7 +117,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
         : `the batch was stopped (${"signal" in reason ? reason.signal : reason.kind}) before this task started`;
     const cls: OutcomeClass =
       reason.kind === "budget" ? "budget_exceeded" : reason.kind === "terminated" ? "terminated" : "interrupted";
-    const result = failedStart({ name: "NotRun", message: why }, { cwd: task.dir ?? plan.defaults.dir }, (event) =>
+    const result = failedStart({ name: "NotRun", message: why }, { cwd: workspaceOf(task) }, (event) =>
       markFor(task)(event.type === "result" ? { ...event, class: cls, exit_code: EXIT_CODES[cls] } : event),
     );
     record(task, { ...result, class: cls, exit_code: EXIT_CODES[cls] }, "not_run");
@@ -129,7 +135,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
         prompt: task.prompt,
         attach: plan.url,
         env: plan.env,
-        dir: task.dir ?? d.dir,
+        dir: workspaceOf(task),
         model: task.model ?? d.model,
         agent: task.agent ?? d.agent,
         variant: task.variant,
@@ -137,7 +143,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
         deny: task.deny ?? d.deny,
         auto: task.auto ?? d.auto,
         // A task's files are relative to its workspace, like everything else the task names.
-        files: task.files?.map((f) => resolve(task.dir ?? d.dir, f)),
+        files: task.files?.map((f) => resolve(workspaceOf(task), f)),
         maxSteps: task.max_steps ?? d.maxSteps,
         maxTokens: task.max_tokens ?? d.maxTokens,
         maxCostUsd: task.max_cost_usd ?? d.maxCostUsd,
@@ -158,7 +164,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
     } catch (error) {
       // An option of the task's own line that does not resolve: that task's config_error, not the batch's.
       if (!(error instanceof ConfigError)) throw error;
-      result = failedStart(error, { cwd: task.dir ?? plan.defaults.dir }, mark);
+      result = failedStart(error, { cwd: workspaceOf(task) }, mark);
     } finally {
       running.delete(task.id);
     }

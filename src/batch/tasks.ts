@@ -9,7 +9,7 @@ const TaskSchema = z
   .object({
     id: z.string().min(1).describe("Unique within the file: it marks the task's events and its line in the summary."),
     prompt: z.string().min(1),
-    dir: z.string().optional().describe("The workspace (default: the batch's --dir)."),
+    dir: z.string().optional().describe("The workspace; relative to the batch's --dir (default: --dir itself)."),
     model: z.string().optional(),
     agent: z.string().optional(),
     variant: z.string().optional(),

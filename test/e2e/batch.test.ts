@@ -2,7 +2,7 @@
 // the scripted model server: every class in one batch, the batch budget, a resumed batch, Ctrl-C,
 // and shards merged back into the unsharded result.
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
@@ -147,6 +147,27 @@ describe("oc-exec batch", () => {
     expect(screen).toContain("oc-exec batch: 2 task(s): 2 success");
     expect(screen).toContain("exit=0");
     checkStream(readFileSync(out, "utf8"));
+  });
+
+  it("a task's dir is taken from the batch's --dir; a missing one is that task's config_error, not the batch's", async () => {
+    const checkout = join(e2e.home.root, "checkout");
+    for (const pkg of ["a", "b"]) mkdirSync(join(checkout, "packages", pkg), { recursive: true });
+    const file = tasksFile("dirs.jsonl", [
+      { id: "a", prompt: "scenario:write a note in a", dir: "packages/a" },
+      { id: "b", prompt: "scenario:write a note in b", dir: "packages/b" },
+      { id: "none", prompt: "scenario:plain none", dir: "packages/none" },
+    ]);
+    const run = await batch(["batch", file, "--dir", checkout]);
+    expect(run.code).toBe(1);
+    expect(classes(run.summary)).toEqual({ a: "success", b: "success", none: "config_error" });
+    for (const pkg of ["a", "b"]) {
+      const started = run.events.find((e) => e.type === "run.started" && e.task_id === pkg);
+      expect(started).toMatchObject({ cwd: join(checkout, "packages", pkg) });
+      expect(readFileSync(join(checkout, "packages", pkg, "notes.txt"), "utf8")).toBe("hello\n");
+      expect(resultOf(run, pkg)?.files_changed).toEqual([{ path: "notes.txt", change: "added" }]);
+    }
+    expect(resultOf(run, "none")?.error?.message).toContain(join(checkout, "packages", "none"));
+    await expectNothingLeft();
   });
 
   it("a malformed tasks file: every problem with its line, exit 5, nothing runs", async () => {
