@@ -5,23 +5,18 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { eventsOf } from "../support/run-cli.js";
 import { killServer, readRecords, useWarmServer } from "../support/warm-server.js";
+import { bundledBinary } from "../../src/opencode/locate.js";
 
 const e2e = useE2E();
 const server = useWarmServer(e2e);
-const OPENCODE = join(
-  createRequire(import.meta.url).resolve("opencode-ai/package.json"),
-  "..",
-  "..",
-  ".bin",
-  "opencode",
-);
+// The binary oc-exec itself runs: the platform package's, whether or not opencode-ai's postinstall ran.
+const OPENCODE = bundledBinary()!.path;
 
 /** A bare `opencode serve` (not managed by oc-exec), for the tests that need to break one. */
 async function bareServer(env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
