@@ -16,6 +16,16 @@ export type BatchEnd = {
   stop: "interrupted" | "terminated" | "budget" | null;
 };
 
+/**
+ * The summary of a batch that could not run (a malformed tasks file, a bad flag, no server): no
+ * task, the problems, exit 5. A batch stream ends with a batch.result even then, so a script that
+ * reads the summary, and `merge`, learn why instead of finding nothing.
+ */
+export function batchNotRun(problems: string[], shard: BatchResult["shard"]): BatchResult {
+  const usage = { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 };
+  return batchResult({ tasks: [], usage, costUsd: 0, durationMs: 0, shard, problems, stop: null });
+}
+
 export function batchResult(end: BatchEnd): BatchResult {
   const counts: Record<string, number> = {};
   for (const t of end.tasks) if (t.run !== "skipped") counts[t.class] = (counts[t.class] ?? 0) + 1;

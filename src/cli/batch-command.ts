@@ -9,7 +9,6 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
-import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent, ResultEvent, TaskOutcome } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
 import { formatDuration } from "../duration.js";
@@ -19,7 +18,7 @@ import { detectOpencode } from "../opencode/version.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { type BatchPlan, runBatch } from "../batch/run-batch.js";
-import { batchResult } from "../batch/summary.js";
+import { batchNotRun, batchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf, type Task } from "../batch/tasks.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
@@ -86,7 +85,42 @@ function succeededIn(file: string): Map<string, TaskOutcome> {
   return done;
 }
 
+/**
+ * Writes the batch.result of a batch that could not run, and its step summary; returns 5. The
+ * problems are on stderr already.
+ */
+export async function writeBatchNotRun(
+  problems: string[],
+  shard: BatchResult["shard"],
+  io: Pick<CliIo, "env" | "stderr">,
+): Promise<number> {
+  const summary = batchNotRun(problems, shard);
+  const writer = createStdoutWriter();
+  writer.write(summary);
+  await writer.drained();
+  writeStepSummary(io, summary);
+  return summary.exit_code;
+}
+
 export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): Promise<number> {
+  const shard = flags.shard === undefined ? null : parseShard(flags.shard);
+  try {
+    if (flags.shard !== undefined && !shard)
+      throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
+    return await runBatchCommand(file, flags, shard, io);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr.write(`oc-exec batch: ${error.message}\n`);
+    return writeBatchNotRun([error.message], shard, io);
+  }
+}
+
+async function runBatchCommand(
+  file: string,
+  flags: BatchFlags,
+  shard: BatchResult["shard"],
+  io: CliIo,
+): Promise<number> {
   const say = (text: string) => io.stderr.write(`oc-exec batch: ${text}\n`);
   let text: string;
   try {
@@ -96,13 +130,11 @@ export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): 
   }
   const parsed = parseTasks(text);
   if (parsed.problems.length > 0) {
-    for (const p of parsed.problems) io.stderr.write(`${file}:${p.line}: ${p.message}\n`);
+    const problems = parsed.problems.map((p) => `${file}:${p.line}: ${p.message}`);
+    for (const p of problems) io.stderr.write(`${p}\n`);
     say(`${parsed.problems.length} problem(s) in the tasks file; nothing was run`);
-    return EXIT_CODES.config_error;
+    return writeBatchNotRun(problems, shard, io);
   }
-  const shard = flags.shard === undefined ? null : parseShard(flags.shard);
-  if (flags.shard !== undefined && !shard)
-    throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
   const tasks: Task[] = shard ? parsed.tasks.filter((t) => shardOf(t.id, shard.count) === shard.index) : parsed.tasks;
   const skipped = flags.resume ? succeededIn(flags.resume) : new Map<string, TaskOutcome>();
   for (const [id, before] of skipped) {
@@ -160,8 +192,9 @@ export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): 
         startTimeoutMs: 60_000,
       });
     } catch (error) {
-      say(`could not start an opencode server: ${(error as Error).message}; nothing was run`);
-      return EXIT_CODES.config_error;
+      const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
+      say(problem);
+      return writeBatchNotRun([problem], shard, io);
     }
   }
   const progress = createProgress(io, flags.quiet ?? false, tasks.length, skipped.size);
@@ -247,14 +280,22 @@ function createProgress(io: CliIo, quiet: boolean, total: number, skipped: numbe
   };
 }
 
-/** The end of the stderr report, and the step summary under GitHub Actions. */
-function writeSummary(io: CliIo, summary: BatchResult): void {
-  const counts = Object.entries(summary.counts)
+const countsText = (summary: BatchResult) =>
+  Object.entries(summary.counts)
     .map(([cls, n]) => `${n} ${cls}`)
     .join(", ");
+
+/** The end of the stderr report, and the step summary under GitHub Actions. */
+function writeSummary(io: CliIo, summary: BatchResult): void {
   io.stderr.write(
-    `oc-exec batch: ${summary.tasks.length} task(s): ${counts || "none run"}${summary.tasks.some((t) => t.run === "skipped") ? `, ${summary.tasks.filter((t) => t.run === "skipped").length} skipped` : ""}; $${summary.cost_usd.toFixed(4)}, ${summary.usage.total} tokens, ${formatDuration(summary.duration_ms)}; exit ${summary.exit_code}\n`,
+    `oc-exec batch: ${summary.tasks.length} task(s): ${countsText(summary) || "none run"}${summary.tasks.some((t) => t.run === "skipped") ? `, ${summary.tasks.filter((t) => t.run === "skipped").length} skipped` : ""}; $${summary.cost_usd.toFixed(4)}, ${summary.usage.total} tokens, ${formatDuration(summary.duration_ms)}; exit ${summary.exit_code}\n`,
   );
+  writeStepSummary(io, summary);
+}
+
+/** Under GitHub Actions: the summary as a table in $GITHUB_STEP_SUMMARY. */
+function writeStepSummary(io: Pick<CliIo, "env" | "stderr">, summary: BatchResult): void {
+  const counts = countsText(summary);
   const file = io.env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   const rows = summary.tasks.map(
@@ -262,7 +303,7 @@ function writeSummary(io: CliIo, summary: BatchResult): void {
       `| ${t.id} | ${t.class} | ${t.exit_code} | ${t.run} | ${formatDuration(t.duration_ms)} | $${t.cost_usd.toFixed(4)} |`,
   );
   const markdown = [
-    `### oc-exec batch${summary.shard ? ` (shard ${summary.shard.index}/${summary.shard.count})` : ""}: ${summary.ok ? "all tasks succeeded" : "some tasks did not succeed"}`,
+    `### oc-exec batch${summary.shard ? ` (shard ${summary.shard.index}/${summary.shard.count})` : ""}: ${summary.ok ? "all tasks succeeded" : summary.tasks.length === 0 && summary.problems.length > 0 ? "the batch could not run" : "some tasks did not succeed"}`,
     "",
     `${counts || "no task ran"} · $${summary.cost_usd.toFixed(4)} · ${summary.usage.total} tokens · ${formatDuration(summary.duration_ms)} · exit ${summary.exit_code}`,
     ...(summary.problems.length > 0 ? ["", ...summary.problems.map((p) => `- **${p}**`)] : []),
@@ -295,23 +336,25 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
   let duration = 0;
   const usage = { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 };
   for (const file of files) {
+    // What is wrong with one file is a problem of the merge, named in its summary; the other files
+    // are still merged, so nothing that did run is lost.
     let text: string;
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      throw new ConfigError(
-        `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      );
+      problems.push(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      continue;
     }
     let summary: BatchResult | null = null;
     const events: OcEvent[] = [];
-    for (const line of text.split("\n")) {
+    for (const [index, line] of text.split("\n").entries()) {
       if (line.trim() === "") continue;
       let event: OcEvent;
       try {
         event = JSON.parse(line) as OcEvent;
       } catch {
-        throw new ConfigError(`${file}: a line is not JSON: ${line.slice(0, 100)}`);
+        problems.push(`${file}:${index + 1}: not JSON: ${line.slice(0, 100)}`);
+        continue;
       }
       if (event.type === "batch.result") summary = event;
       else if (event.task_id !== undefined) events.push(event);
@@ -320,6 +363,8 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
       problems.push(`${file} has no batch.result line: the shard did not finish`);
       continue;
     }
+    // A shard that could not run says why in its own problems.
+    for (const p of summary.problems) problems.push(`${file}: ${p}`);
     if (summary.shard) {
       shardCount ??= summary.shard.count;
       if (summary.shard.count !== shardCount)
@@ -350,7 +395,16 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
   if (shardCount !== null)
     for (let i = 1; i <= shardCount; i++) if (!shards.has(i)) problems.push(`shard ${i}/${shardCount} is missing`);
   if (flags.tasks) {
-    const parsed = parseTasks(readFileSync(flags.tasks, "utf8"));
+    let text: string | null = null;
+    try {
+      text = readFileSync(flags.tasks, "utf8");
+    } catch (error) {
+      problems.push(
+        `--tasks: cannot read ${flags.tasks}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
+    const parsed = text === null ? { tasks: [], problems: [] } : parseTasks(text);
+    for (const p of parsed.problems) problems.push(`${flags.tasks}:${p.line}: ${p.message}`);
     for (const task of parsed.tasks) if (!seen.has(task.id)) problems.push(`task ${task.id} is missing`);
     const order = new Map(parsed.tasks.map((t, i) => [t.id, i]));
     outcomes.sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity));

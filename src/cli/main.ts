@@ -18,17 +18,25 @@ const defaultIo = (): CliIo => ({
 });
 
 const HELP_CODES = new Set(["commander.helpDisplayed", "commander.help", "commander.version"]);
+const BATCH_COMMANDS = new Set(["batch", "merge"]);
+
+/** A batch or merge that could not run still ends its stream with a batch.result naming why. */
+async function batchNotRun(problem: string, io: CliIo): Promise<number> {
+  const { writeBatchNotRun } = await import("./batch-command.js");
+  return writeBatchNotRun([problem], null, io);
+}
 
 export async function main(io: CliIo = defaultIo()): Promise<number> {
   let status: number = EXIT_CODES.success;
-  // Commands whose stdout is not one turn's stream: a ConfigError is a message on stderr and exit 5.
+  // Commands whose stdout is not one turn's stream: a ConfigError is a message on stderr and exit 5
+  // (for batch and merge, whose streams end with a batch.result, also that summary naming it).
   const offline = async (name: "replay" | "validate" | "batch" | "merge", run: () => Promise<number>) => {
     try {
       status = await run();
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       io.stderr.write(`oc-exec ${name}: ${error.message}\n`);
-      status = EXIT_CODES.config_error;
+      status = BATCH_COMMANDS.has(name) ? await batchNotRun(error.message, io) : EXIT_CODES.config_error;
     }
   };
   // Each command is loaded when it runs: --help and usage errors do not pay for execa and the turn.
@@ -71,6 +79,8 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (HELP_CODES.has(error.code)) return EXIT_CODES.success;
+      // commander has printed its "error: ..." line.
+      if (BATCH_COMMANDS.has(argv[0] ?? "")) return batchNotRun(error.message.replace(/^error:\s*/, ""), io);
       return usageFailure({ name: "UsageError", message: error.message.replace(/^error:\s*/, "") }, argv, io, false);
     }
     if (error instanceof ConfigError) return usageFailure(error, argv, io, true);

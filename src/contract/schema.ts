@@ -287,7 +287,7 @@ const BatchResultSchema = event(
       .number()
       .int()
       .describe(
-        "Equals oc-exec batch's exit status: 0 all succeeded, 1 some task did not, 6 the batch budget stopped it, 130/143 a signal.",
+        "Equals oc-exec batch's exit status: 0 all succeeded, 1 some task did not, 6 the batch budget stopped it, 130/143 a signal, 5 the batch could not run or (merge) is not complete.",
       ),
     counts: z.record(z.string(), count()).describe("Tasks per class, over the tasks that ran or were not run."),
     tasks: z.array(TaskOutcomeSchema).describe("Every task of the (shard of the) tasks file, in file order."),
@@ -301,7 +301,9 @@ const BatchResultSchema = event(
       .describe("With --shard i/n: which shard this stream is; null for a whole batch or a merge."),
     problems: z
       .array(z.string())
-      .describe("What `batch merge` found wrong (missing or duplicated tasks); empty otherwise."),
+      .describe(
+        "Why the batch is not complete (exit 5): for merge, tasks or shards missing or duplicated and files unreadable or cut off; for a batch that could not run (no tasks), the tasks file's bad lines, the bad flag or the server that would not start. Empty otherwise.",
+      ),
   },
   "The last line of a batch stream (oc-exec batch, batch merge): the summary, with seq 0 and session_id null. Each task's own events, marked with task_id, end with that task's result.",
 );

@@ -90,10 +90,17 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
     for (const id of groups.keys())
       if (!listed.has(id))
         problems.push({ line: lineOf.get(summary)!, message: `task ${id} is missing from batch.result.tasks` });
-    if (summary.ok !== summary.tasks.every((t) => t.class === "success"))
+    // ok means exit 0, and exit 0 means every task succeeded (a batch that could not run has no
+    // task, its problems, and exit 5).
+    if (summary.ok !== (summary.exit_code === 0))
       problems.push({
         line: lineOf.get(summary)!,
-        message: `batch.result.ok is ${summary.ok} but the task classes say otherwise`,
+        message: `batch.result.ok is ${summary.ok} but its exit_code is ${summary.exit_code}`,
+      });
+    if (summary.ok && !summary.tasks.every((t) => t.class === "success"))
+      problems.push({
+        line: lineOf.get(summary)!,
+        message: "batch.result.ok is true but the task classes say otherwise",
       });
   }
   return { events, problems };

@@ -174,13 +174,39 @@ describe("oc-exec batch", () => {
     const file = join(e2e.home.root, "bad.jsonl");
     writeFileSync(file, '{"id":"a","prompt":"x"}\n{"id":"a","prompt":"y"}\nnot json\n{"id":"b"}\n');
     const before = e2e.server.requests.length;
-    const run = await batch(["batch", file]);
+    const stepSummary = join(e2e.home.root, "bad-step-summary.md");
+    const run = await batch(["batch", file, "--shard", "1/2"], { env: { GITHUB_STEP_SUMMARY: stepSummary } });
     expect(run.code).toBe(5);
-    expect(run.stdout).toBe("");
     expect(run.stderr).toContain(`${file}:2: duplicate id "a" (first on line 1)`);
     expect(run.stderr).toContain(`${file}:3: not JSON`);
     expect(run.stderr).toContain(`${file}:4: prompt:`);
     expect(e2e.server.requests.length).toBe(before);
+    // stdout still ends with the summary, which names every problem: merge and scripts learn why.
+    expect(run.events.map((e) => e.type)).toEqual(["batch.result"]);
+    expect(run.summary).toMatchObject({ ok: false, exit_code: 5, tasks: [], shard: { index: 1, count: 2 } });
+    expect(run.summary.problems).toEqual([
+      `${file}:2: duplicate id "a" (first on line 1)`,
+      expect.stringMatching(new RegExp(`^${file}:3: not JSON`)),
+      expect.stringMatching(new RegExp(`^${file}:4: prompt:`)),
+    ]);
+    expect(readFileSync(stepSummary, "utf8")).toContain("the batch could not run");
+  });
+
+  it("a batch that cannot start, by a bad flag or a missing file: exit 5, the reason on stderr and in batch.result", async () => {
+    const ok = tasksFile("never-run.jsonl", [{ id: "a", prompt: "scenario:plain never" }]);
+    for (const [args, problem] of [
+      [["batch", join(e2e.home.root, "none.jsonl")], `cannot read ${join(e2e.home.root, "none.jsonl")}: ENOENT`],
+      [["batch", ok, "--concurrency", "0"], '--concurrency takes a whole number ≥ 1, not "0"'],
+      [["batch", ok, "--shard", "4/3"], '--shard takes i/n with 1 <= i <= n, not "4/3"'],
+      [["batch", ok, "--frobnicate"], "unknown option '--frobnicate'"],
+      [["merge"], "missing required argument 'files'"],
+    ] as const) {
+      const run = await batch([...args]);
+      expect(run.code, args.join(" ")).toBe(5);
+      expect(run.stderr).toContain(problem);
+      expect(run.events.map((e) => e.type)).toEqual(["batch.result"]);
+      expect(run.summary.problems).toEqual([problem]);
+    }
   });
 
   it("the batch budget: the running task stops as a budget stops a turn, pending tasks are not run; exit 6", async () => {
@@ -319,6 +345,27 @@ describe("shards and merge", () => {
     expect(incomplete.code).toBe(5);
     expect(incomplete.summary.problems).toContain("shard 2/3 is missing");
     for (const t of shards[1]!.summary.tasks) expect(incomplete.summary.problems).toContain(`task ${t.id} is missing`);
+    // A shard that could not run, a file cut off, a file that is not there: named, and the rest merged.
+    const failedShard = join(e2e.home.root, "shard-failed.jsonl");
+    writeFileSync(failedShard, (await batch(["batch", file, "-q", "--shard", "2/3", "--concurrency", "0"])).stdout);
+    const cut = join(e2e.home.root, "shard-cut.jsonl");
+    writeFileSync(cut, `${readFileSync(outputs[2]!, "utf8")}{"type":"res`);
+    const broken = await batch(["merge", "--tasks", file, outputs[0]!, failedShard, cut, "/nonexistent.jsonl"]);
+    expect(broken.code).toBe(5);
+    const lines = readFileSync(cut, "utf8").split("\n").length;
+    expect(broken.summary.problems).toEqual(
+      expect.arrayContaining([
+        `${failedShard}: --concurrency takes a whole number ≥ 1, not "0"`,
+        `${cut}:${lines}: not JSON: {"type":"res`,
+        "cannot read /nonexistent.jsonl: ENOENT",
+      ]),
+    );
+    const mergedIds = broken.summary.tasks.map((t) => t.id);
+    expect(mergedIds.sort()).toEqual(
+      [...shards[0]!.summary.tasks, ...shards[2]!.summary.tasks].map((t) => t.id).sort(),
+    );
+    for (const t of shards[1]!.summary.tasks) expect(broken.summary.problems).toContain(`task ${t.id} is missing`);
+
     const doubled = await batch(["merge", outputs[0]!, outputs[0]!, outputs[1]!, outputs[2]!]);
     expect(doubled.code).toBe(5);
     expect(doubled.summary.problems.some((p) => p.startsWith("shard 1 appears twice"))).toBe(true);

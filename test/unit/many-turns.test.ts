@@ -2,6 +2,7 @@
 // contract checker on batch and conversation streams.
 import { describe, expect, it } from "vitest";
 import { validateStream } from "../../src/contract/validate-stream.js";
+import { batchNotRun } from "../../src/batch/summary.js";
 import { parseShard, parseTasks, shardOf, taskDigest } from "../../src/batch/tasks.js";
 import { parseTurnLine } from "../../src/turn/conversation.js";
 
@@ -149,6 +150,25 @@ describe("validate on many-turn streams", () => {
     expect(validateStream(noSummary).problems.map((p) => p.message)).toContain(
       "0 batch.result events, expected exactly one",
     );
+    const okButFailed = JSON.stringify({ ...JSON.parse(batchResult(["a", "b"])), exit_code: 1 });
+    expect(validateStream([...good.slice(0, 4), okButFailed]).problems.map((p) => p.message)).toEqual([
+      "batch.result.ok is true but its exit_code is 1",
+    ]);
+  });
+
+  it("a batch that could not run: one batch.result, no task, its problems, exit 5; and it validates", () => {
+    const summary = batchNotRun(["tasks.jsonl:3: not JSON"], { index: 2, count: 3 });
+    expect(summary).toMatchObject({
+      type: "batch.result",
+      ok: false,
+      exit_code: 5,
+      counts: {},
+      tasks: [],
+      cost_usd: 0,
+      shard: { index: 2, count: 3 },
+      problems: ["tasks.jsonl:3: not JSON"],
+    });
+    expect(validateStream([JSON.stringify(summary)]).problems).toEqual([]);
   });
 
   it("a conversation: seq per turn, conversation-level lines counted apart, its result last", () => {
