@@ -5,7 +5,7 @@
 // budget stops a turn and reports the pending ones as not run; a signal does the same with its class.
 import { resolve } from "node:path";
 import { EXIT_CODES, type OutcomeClass } from "../contract/exit-codes.js";
-import type { BatchResult, OcEvent, ResultEvent, TaskOutcome, Usage } from "../contract/schema.js";
+import type { BatchResult, OcEvent, ResultEvent, TaskOutcome } from "../contract/schema.js";
 import type { BudgetLimit, StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
 import { TurnControl } from "../turn/control.js";
@@ -14,6 +14,7 @@ import { failedStart } from "../turn/failed-start.js";
 import { resolveTurnOptions } from "../turn/resolve-options.js";
 import { batchResult } from "./summary.js";
 import type { Task } from "./tasks.js";
+import { addUsage, emptyUsage } from "../contract/usage.js";
 
 /** What every task gets unless its line says otherwise. */
 export type TaskDefaults = {
@@ -52,8 +53,6 @@ export type RunningBatch = {
   /** Stop the batch: running tasks are stopped for this reason, pending ones are not run. */
   stop(reason: StopReason): void;
 };
-
-const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
 
 export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
   const startedAt = Date.now();
@@ -153,7 +152,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
         resolved,
         (event) => {
           if (event.type === "step.finished") {
-            for (const key of Object.keys(usage) as (keyof Usage)[]) usage[key] += event.usage[key];
+            addUsage(usage, event.usage);
             cost += event.cost_usd;
             checkBudget();
           }

@@ -4,6 +4,7 @@
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { BatchResult, TaskOutcome, Usage } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
+import { emptyUsage } from "../contract/usage.js";
 
 export type BatchEnd = {
   tasks: TaskOutcome[];
@@ -22,8 +23,7 @@ export type BatchEnd = {
  * reads the summary, and `merge`, learn why instead of finding nothing.
  */
 export function batchNotRun(problems: string[], shard: BatchResult["shard"]): BatchResult {
-  const usage = { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 };
-  return batchResult({ tasks: [], usage, costUsd: 0, durationMs: 0, shard, problems, stop: null });
+  return batchResult({ tasks: [], usage: emptyUsage(), costUsd: 0, durationMs: 0, shard, problems, stop: null });
 }
 
 export function batchResult(end: BatchEnd): BatchResult {

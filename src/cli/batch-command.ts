@@ -24,6 +24,7 @@ import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import type { CliIo } from "./main.js";
+import { addUsage, emptyUsage } from "../contract/usage.js";
 
 export type BatchFlags = {
   attach?: string;
@@ -334,7 +335,7 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
   let shardCount: number | null = null;
   let cost = 0;
   let duration = 0;
-  const usage = { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 };
+  const usage = emptyUsage();
   for (const file of files) {
     // What is wrong with one file is a problem of the merge, named in its summary; the other files
     // are still merged, so nothing that did run is lost.
@@ -390,7 +391,7 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
     for (const event of events) if (fresh.has(event.task_id!)) writer.write(event);
     cost += summary.cost_usd;
     duration = Math.max(duration, summary.duration_ms);
-    for (const key of Object.keys(usage) as (keyof typeof usage)[]) usage[key] += summary.usage[key];
+    addUsage(usage, summary.usage);
   }
   if (shardCount !== null)
     for (let i = 1; i <= shardCount; i++) if (!shards.has(i)) problems.push(`shard ${i}/${shardCount} is missing`);

@@ -12,6 +12,7 @@ import { runningToolOf, toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
 import { applyCause, parseUpstreamError, type UpstreamError } from "./upstream-error.js";
 import { parseUpstreamLine, readCost, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
+import { emptyUsage } from "../contract/usage.js";
 
 export type { UpstreamError };
 
@@ -78,8 +79,6 @@ type Emit = (draft: EventDraft) => void;
 const STDERR_TAIL_LINES = 20;
 const STDERR_LINE_CHARS = 2000;
 const WARNING_TEXT_CHARS = 500;
-
-const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;

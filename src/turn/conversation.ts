@@ -5,7 +5,7 @@
 // start). A malformed input line is an error event and the conversation goes on; the input ending
 // ends it; conversation.result is the last line.
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import type { ConversationResult, OcEvent, Usage } from "../contract/schema.js";
+import type { ConversationResult, OcEvent } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
 import type { BudgetLimit, StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -15,6 +15,7 @@ import { executeTurn } from "./execute.js";
 import { failedStart } from "./failed-start.js";
 import type { RunTurnOptions } from "./options.js";
 import { resolveTurnOptions } from "./resolve-options.js";
+import { addUsage, emptyUsage } from "../contract/usage.js";
 
 /** Limits on the whole conversation, with the option that set each (for messages); null = off. */
 export type ConversationLimits = {
@@ -55,8 +56,6 @@ export function parseTurnLine(text: string): { prompt: string; files?: string[] 
     return { error: "files must be an array of paths" };
   return files === undefined ? { prompt } : { prompt, files: files as string[] };
 }
-
-const emptyUsage = (): Usage => ({ input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 });
 
 export async function runConversation(
   plan: ConversationPlan,
@@ -161,7 +160,7 @@ export async function runConversation(
           (event) => {
             if (event.type === "step.started") steps++;
             if (event.type === "step.finished") {
-              for (const key of Object.keys(usage) as (keyof Usage)[]) usage[key] += event.usage[key];
+              addUsage(usage, event.usage);
               cost += event.cost_usd;
             }
             mark(event);
