@@ -80,6 +80,8 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
     );
     return EXIT_CODES.success;
   } catch (error) {
+    // A release too old for the server backend is the caller's to fix: exit 5 (above).
+    if (error instanceof ConfigError) throw error;
     const message = (error as Error).message;
     say(message);
     return /within \d+ ms/.test(message) ? EXIT_CODES.timeout : EXIT_CODES.agent_error;

@@ -19,6 +19,8 @@ export type ServerErrorKind =
   | "unauthorized"
   /** Something answered, but not opencode's API. */
   | "not_opencode"
+  /** An opencode server from before the routes oc-exec needs (it has no /global/health). */
+  | "too_old"
   /** opencode answered with an error status. */
   | "http";
 
@@ -27,6 +29,7 @@ export const SERVER_ERROR_NAMES: Record<ServerErrorKind, string> = {
   unreachable: "ServerUnreachable",
   unauthorized: "ServerUnauthorized",
   not_opencode: "NotAnOpencodeServer",
+  too_old: "OpencodeServerTooOld",
   http: "ServerRequestFailed",
 };
 
@@ -173,8 +176,18 @@ export class ServerClient {
 
   /** GET /global/health: proves an opencode server answers, with these credentials, and names its version. */
   async health(): Promise<Health> {
-    const value = await this.request("GET", "/global/health", { timeoutMs: HEALTH_TIMEOUT_MS }).catch((error) => {
-      if (error instanceof ServerError && error.kind === "http" && error.status === 404)
+    const value = await this.request("GET", "/global/health", { timeoutMs: HEALTH_TIMEOUT_MS }).catch(async (error) => {
+      if (!(error instanceof ServerError) || (error.kind !== "http" && error.kind !== "not_opencode")) throw error;
+      // An older opencode (1.0.185 here) has no /global/health: it hands unknown routes to its web
+      // app and answers 500. It still describes itself at /doc, so the user hears "too old", not
+      // "not opencode" or an HTTP 500 from a route they never asked for.
+      if (await this.describesOpencode())
+        throw new ServerError(
+          "too_old",
+          `the opencode server at ${this.shown} is too old for oc-exec's server backend: it has no GET /global/health (opencode 1.14.41 and 1.18.33 have it; 1.18.33 is the release oc-exec is tested with). Upgrade opencode there, or run without --attach`,
+          error.status,
+        );
+      if (error.kind === "http" && error.status === 404)
         throw new ServerError("not_opencode", `${this.shown} has no /global/health: it is not an opencode server`, 404);
       throw error;
     });
@@ -182,6 +195,18 @@ export class ServerClient {
     if (health?.healthy !== true || !health)
       throw new ServerError("not_opencode", `${this.shown} did not answer /global/health as an opencode server does`);
     return { version: typeof health.version === "string" ? health.version : null };
+  }
+
+  /** Whether GET /doc is opencode's OpenAPI document: how an opencode server of any release names itself. */
+  private async describesOpencode(): Promise<boolean> {
+    try {
+      const doc = (await this.request("GET", "/doc", { timeoutMs: HEALTH_TIMEOUT_MS })) as {
+        info?: { title?: unknown };
+      } | null;
+      return doc?.info?.title === "opencode";
+    } catch {
+      return false;
+    }
   }
 
   async createSession(

@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
-import { ServerClient } from "./client.js";
+import { ConfigError } from "../outcome/errors.js";
+import { ServerClient, ServerError } from "./client.js";
 import {
   findServer,
   isAlive,
@@ -71,6 +72,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
   });
   child.stdout!.destroy();
   child.unref();
+  if (report.startsWith("unsupported ")) throw new ConfigError(report.slice("unsupported ".length));
   if (!report.startsWith("ready ")) throw new Error(report.replace(/^failed /, ""));
   const server = findServer(request.env, report.slice("ready ".length));
   if (!server) throw new Error("the server started but its record is missing");
@@ -121,6 +123,17 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     );
     return 1;
   }
+  const client = new ServerClient(new URL(url), { username: "opencode", password: config.password });
+  // A release whose server lacks the routes a turn needs is refused now, not at the first turn.
+  const tooOld = await client.health().then(
+    () => null,
+    (error: unknown) => (error instanceof ServerError && error.kind === "too_old" ? error.message : null),
+  );
+  if (tooOld) {
+    await stopProcessTree(pid);
+    write(`unsupported ${tooOld.replace(/ or run without --attach$/, " or use oc-exec without a server")}\n`);
+    return 5;
+  }
   const record: ManagedServer = {
     id: config.id,
     url,
@@ -135,7 +148,6 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   };
   writeServer(env, record);
   write(`ready ${url}\n`);
-  const client = new ServerClient(new URL(url), { username: "opencode", password: config.password });
 
   let lastActivity = Date.now();
   const busy = new Set<string>();

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { descendants, isAlive, waitFor } from "../support/procs.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { eventsOf } from "../support/run-cli.js";
 import { killServer, readRecords, useWarmServer } from "../support/warm-server.js";
 import { bundledBinary } from "../../src/opencode/locate.js";
@@ -161,6 +162,37 @@ describe("failures have their class", () => {
     const bad = await e2e.run(["-q", "--attach", "localhost:4096", "hi"]);
     expect(bad.code).toBe(5);
     expect(bad.result.error?.message).toBe('--attach "localhost:4096" must be an http:// or https:// URL');
+  });
+
+  it("an opencode server too old for the backend (no /global/health, as 1.0.185): exit 5 saying so; server start refuses it", async () => {
+    const old = spawn(FAKE_OPENCODE, ["serve"], { env: { ...e2e.home.env }, stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      let seen = "";
+      old.stdout!.on("data", (d: Buffer) => (seen += d.toString()));
+      const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(seen)?.[1], 10_000, "the old server");
+      const run = await e2e.run(["-q", "--attach", url, "hi"]);
+      expect(run.code).toBe(5);
+      expect(run.result.error).toMatchObject({
+        name: "OpencodeServerTooOld",
+        message: `the opencode server at ${url} is too old for oc-exec's server backend: it has no GET /global/health (opencode 1.14.41 and 1.18.33 have it; 1.18.33 is the release oc-exec is tested with). Upgrade opencode there, or run without --attach`,
+      });
+    } finally {
+      old.kill("SIGTERM");
+    }
+    const state = join(e2e.home.root, "old-state");
+    mkdirSync(state);
+    const start = await e2e.runRaw(["server", "start", "--opencode", FAKE_OPENCODE], {
+      extraEnv: { XDG_STATE_HOME: state, FAKE_OPENCODE_VERSION: "1.0.185" },
+    });
+    expect(start.code).toBe(5);
+    expect(start.stdout).toBe("");
+    expect(start.stderr).toMatch(/^oc-exec server start: the opencode server at http:\/\/127\.0\.0\.1:\d+ is too old/);
+    expect(readRecords(state)).toEqual([]);
+    await waitFor(
+      () => !descendants(process.pid).some((p) => p.cmdline.includes("fake-opencode.mjs serve")),
+      10_000,
+      "the old server to be stopped",
+    );
   });
 
   it("--config, --mcp and --pure cannot reach a running server: exit 5 naming the flag", async () => {

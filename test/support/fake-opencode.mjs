@@ -24,6 +24,32 @@ if (process.argv.includes("--version")) {
   process.exit(0);
 }
 
+if (process.argv[2] === "serve") {
+  // `opencode serve` as 1.0.185 answers it (observed with the real binary): no /global/health;
+  // unknown routes go to its web app, which it cannot reach offline, so they answer 500; /doc is
+  // its OpenAPI document, titled "opencode".
+  const { createServer } = await import("node:http");
+  const server = createServer((req, res) => {
+    res.setHeader("content-type", "application/json");
+    if (req.url === "/doc") {
+      res.end(JSON.stringify({ openapi: "3.1.1", info: { title: "opencode", version: "0.0.3" }, paths: {} }));
+      return;
+    }
+    res.statusCode = 500;
+    res.end(
+      JSON.stringify({
+        name: "UnknownError",
+        data: { message: "Error: Unable to connect. Is the computer able to access the url?" },
+      }),
+    );
+  });
+  server.listen(0, "127.0.0.1", () => {
+    process.stdout.write(`opencode server listening on http://127.0.0.1:${server.address().port}\n`);
+  });
+  process.on("SIGTERM", () => process.exit(0));
+  await new Promise(() => {});
+}
+
 if (process.argv.includes("--help")) {
   // The flags of 1.18.33's `opencode run --help`, for feature detection of untested versions.
   const flags = [
