@@ -4,9 +4,9 @@
 // result; the batch ends with one batch.result. A batch budget stops the running tasks the way a
 // budget stops a turn and reports the pending ones as not run; a signal does the same with its class.
 import { resolve } from "node:path";
-import { EXIT_CODES, type OutcomeClass } from "../contract/exit-codes.js";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent, ResultEvent, TaskOutcome } from "../contract/schema.js";
-import type { BudgetLimit, StopReason } from "../outcome/classify.js";
+import { type BudgetLimit, type StopReason, stopClass } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
 import { TurnControl } from "../turn/control.js";
 import { executeTurn } from "../turn/execute.js";
@@ -61,25 +61,25 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
   const usage = emptyUsage();
   let cost = 0;
   let stopped: StopReason | null = null;
-  let batchBudget: { limit: BudgetLimit; max: number; used: number } | null = null;
 
   const stop = (reason: StopReason) => {
     stopped ??= reason;
     for (const control of running.values()) control.abort(reason);
   };
 
+  /** Crossing a batch budget stops the batch once; a batch already stopping has nothing to check. */
   const checkBudget = () => {
-    if (batchBudget) return;
+    if (stopped) return;
     const { maxCostUsd, maxTokens } = plan.budget;
-    if (maxCostUsd !== null && cost > maxCostUsd) batchBudget = { limit: "cost_usd", max: maxCostUsd, used: cost };
-    else if (maxTokens !== null && usage.total > maxTokens)
-      batchBudget = { limit: "tokens", max: maxTokens, used: usage.total };
-    if (batchBudget)
-      stop({
-        kind: "budget",
-        ...batchBudget,
-        whole: { option: batchBudget.limit === "cost_usd" ? "--max-cost-usd" : "--max-tokens", scope: "batch" },
-      });
+    const crossed: [BudgetLimit, string, number, number] | null =
+      maxCostUsd !== null && cost > maxCostUsd
+        ? ["cost_usd", "--max-cost-usd", maxCostUsd, cost]
+        : maxTokens !== null && usage.total > maxTokens
+          ? ["tokens", "--max-tokens", maxTokens, usage.total]
+          : null;
+    if (!crossed) return;
+    const [limit, option, max, used] = crossed;
+    stop({ kind: "budget", limit, max, used, whole: { option, scope: "batch" } });
   };
 
   /**
@@ -112,10 +112,9 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
   const notRun = (task: Task, reason: StopReason) => {
     const why =
       reason.kind === "budget"
-        ? `the batch budget (${reason.limit === "cost_usd" ? "--max-cost-usd" : "--max-tokens"} ${reason.max}) was crossed before this task started`
+        ? `the batch budget (${reason.whole?.option} ${reason.max}) was crossed before this task started`
         : `the batch was stopped (${"signal" in reason ? reason.signal : reason.kind}) before this task started`;
-    const cls: OutcomeClass =
-      reason.kind === "budget" ? "budget_exceeded" : reason.kind === "terminated" ? "terminated" : "interrupted";
+    const cls = stopClass(reason);
     const result = failedStart({ name: "NotRun", message: why }, { cwd: workspaceOf(task) }, (event) =>
       markFor(task)(event.type === "result" ? { ...event, class: cls, exit_code: EXIT_CODES[cls] } : event),
     );
@@ -189,8 +188,7 @@ export function runBatch(plan: BatchPlan, hooks: BatchHooks): RunningBatch {
       durationMs: Date.now() - startedAt,
       shard: plan.shard,
       problems: [],
-      stop:
-        reason?.kind === "interrupted" || reason?.kind === "terminated" ? reason.kind : batchBudget ? "budget" : null,
+      stop: reason ? stopClass(reason) : null,
     });
   })();
 

@@ -1,7 +1,7 @@
 // The batch summary line, built the same way by `oc-exec batch` and `oc-exec merge`, with the one
 // exit rule: 0 every task succeeded; 1 some task did not; 6 a batch budget stopped it; 130/143 a
 // signal; 5 the batch is not complete (merge: a task or shard missing or duplicated).
-import { EXIT_CODES } from "../contract/exit-codes.js";
+import { EXIT_CODES, type OutcomeClass } from "../contract/exit-codes.js";
 import type { BatchResult, TaskOutcome, Usage } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
 import { emptyUsage } from "../contract/usage.js";
@@ -13,8 +13,8 @@ export type BatchEnd = {
   durationMs: number;
   shard: BatchResult["shard"];
   problems: string[];
-  /** Why the batch stopped early, if it did. */
-  stop: "interrupted" | "terminated" | "budget" | null;
+  /** The class of what stopped the batch early (stopClass), if anything did. */
+  stop: OutcomeClass | null;
 };
 
 /**
@@ -30,18 +30,17 @@ export function batchResult(end: BatchEnd): BatchResult {
   const counts: Record<string, number> = {};
   for (const t of end.tasks) if (t.run !== "skipped") counts[t.class] = (counts[t.class] ?? 0) + 1;
   const ok = end.problems.length === 0 && end.stop === null && end.tasks.every((t) => t.class === "success");
+  // A signal outranks everything; an incomplete batch (problems) outranks the budget that stopped it.
   const exitCode =
-    end.stop === "interrupted"
-      ? EXIT_CODES.interrupted
-      : end.stop === "terminated"
-        ? EXIT_CODES.terminated
-        : end.problems.length > 0
-          ? EXIT_CODES.config_error
-          : end.stop === "budget"
-            ? EXIT_CODES.budget_exceeded
-            : ok
-              ? EXIT_CODES.success
-              : EXIT_CODES.agent_error;
+    end.stop === "interrupted" || end.stop === "terminated"
+      ? EXIT_CODES[end.stop]
+      : end.problems.length > 0
+        ? EXIT_CODES.config_error
+        : end.stop !== null
+          ? EXIT_CODES[end.stop]
+          : ok
+            ? EXIT_CODES.success
+            : EXIT_CODES.agent_error;
   return {
     type: "batch.result",
     seq: 0,

@@ -418,7 +418,7 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
     shard: null,
     problems,
     // A shard the budget stopped leaves tasks not run for that reason: the merged batch was stopped by it.
-    stop: outcomes.some((t) => t.class === "budget_exceeded" && t.run === "not_run") ? "budget" : null,
+    stop: outcomes.some((t) => t.class === "budget_exceeded" && t.run === "not_run") ? "budget_exceeded" : null,
   });
   writer.write(summary);
   await writer.drained();

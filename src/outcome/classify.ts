@@ -26,6 +26,23 @@ export type StopReason =
   /** opencode is waiting at an interactive permission prompt that nobody can answer. */
   | { kind: "blocked" };
 
+/**
+ * The class a stop gives what it cut short beyond one turn: a conversation's or a batch's summary,
+ * a task the batch never started. (A turn's own class comes from classifyOutcome.)
+ */
+export function stopClass(reason: StopReason): OutcomeClass {
+  switch (reason.kind) {
+    case "interrupted":
+    case "terminated":
+    case "timeout":
+      return reason.kind;
+    case "budget":
+      return "budget_exceeded";
+    default:
+      return "agent_error";
+  }
+}
+
 export type ProcessEnd = { exitCode: number | null; signal: string | null };
 
 export type TurnEnd = {

@@ -7,7 +7,7 @@
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ConversationResult, OcEvent } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
-import type { BudgetLimit, StopReason } from "../outcome/classify.js";
+import { type BudgetLimit, type StopReason, stopClass } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import { TurnControl } from "./control.js";
@@ -192,20 +192,7 @@ export async function runConversation(
   }
   const ok = inputErrors === 0 && turns.every((t) => t.class === "success");
   const reason = stopped as StopReason | null;
-  const exitCode =
-    reason === null
-      ? ok
-        ? EXIT_CODES.success
-        : EXIT_CODES.agent_error
-      : reason.kind === "interrupted"
-        ? EXIT_CODES.interrupted
-        : reason.kind === "terminated"
-          ? EXIT_CODES.terminated
-          : reason.kind === "timeout"
-            ? EXIT_CODES.timeout
-            : reason.kind === "budget"
-              ? EXIT_CODES.budget_exceeded
-              : EXIT_CODES.agent_error;
+  const exitCode = reason !== null ? EXIT_CODES[stopClass(reason)] : ok ? EXIT_CODES.success : EXIT_CODES.agent_error;
   const result: ConversationResult = {
     type: "conversation.result",
     seq: outerSeq++,

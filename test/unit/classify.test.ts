@@ -1,6 +1,6 @@
 // The classification table, row by row, through the pure core (no process).
 import { describe, expect, it } from "vitest";
-import { classifyOutcome, type TurnEnd } from "../../src/outcome/classify.js";
+import { classifyOutcome, stopClass, type TurnEnd } from "../../src/outcome/classify.js";
 import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { Normalizer } from "../../src/events/normalize.js";
@@ -320,5 +320,18 @@ describe("a 2.x declined permission without its stderr notice", () => {
     expect(events.filter((e) => e.type === "permission.denied")).toMatchObject([
       { permission: null, pattern: null, tool: "bash", call_id: "call_function_1" },
     ]);
+  });
+});
+
+describe("stopClass: what a stop makes of a conversation or a batch it cut short", () => {
+  it.each([
+    [{ kind: "interrupted", signal: "SIGINT" }, "interrupted", 130],
+    [{ kind: "terminated", signal: "SIGTERM" }, "terminated", 143],
+    [{ kind: "timeout", timeout: "turn", ms: 1000 }, "timeout", 124],
+    [{ kind: "budget", limit: "tokens", max: 300, used: 384 }, "budget_exceeded", 6],
+    [{ kind: "broken_pipe" }, "agent_error", 1],
+  ] as const)("%o -> %s (exit %i)", (reason, cls, code) => {
+    expect(stopClass(reason)).toBe(cls);
+    expect(EXIT_CODES[stopClass(reason)]).toBe(code);
   });
 });
