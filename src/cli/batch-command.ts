@@ -246,11 +246,14 @@ function createProgress(io: CliIo, quiet: boolean, total: number, skipped: numbe
     `${done}/${total} done · ${running.size} running · ${failed} failed · $${cost.toFixed(4)}${running.size > 0 ? ` · ${[...running].slice(0, 4).join(", ")}${running.size > 4 ? ", …" : ""}` : ""}`;
   const plain = (text: string) => io.stderr.write(`${text}\n`);
   let spinner: { text: string; stop(): void; clear(): void; render(): void } | null = null;
+  // ora loads while the first tasks start; a batch that ends before it has loaded gets no spinner.
+  let ended = false;
+  if (skipped > 0) plain(`${skipped} task(s) skipped: they succeeded in the --resume stream`);
   if (io.stderr.isTTY) {
     void import("ora").then(({ default: ora }) => {
-      spinner = ora({ text: line(), stream: io.stderr }).start();
+      if (!ended) spinner = ora({ text: line(), stream: io.stderr }).start();
     });
-  } else if (skipped > 0) plain(`${skipped} task(s) skipped: they succeeded in the --resume stream`);
+  }
   const print = (text: string) => {
     if (spinner) {
       spinner.clear();
@@ -276,6 +279,7 @@ function createProgress(io: CliIo, quiet: boolean, total: number, skipped: numbe
     },
     note: (text) => print(text),
     stop() {
+      ended = true;
       spinner?.stop();
     },
   };

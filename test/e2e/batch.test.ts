@@ -149,6 +149,24 @@ describe("oc-exec batch", () => {
     checkStream(readFileSync(out, "utf8"));
   });
 
+  it("in a terminal, a re-run with every task already done says so and ends at once, leaving no spinner", async () => {
+    const file = tasksFile("all-done.jsonl", [{ id: "done", prompt: "scenario:plain all done" }]);
+    const previous = join(e2e.home.root, "all-done.out");
+    writeFileSync(previous, (await batch(["batch", file, "-q"])).stdout);
+    const frames = await screenFrames(
+      `cd ${e2e.home.workspace} && ${process.execPath} ${BIN} batch ${file} --resume ${previous} > /dev/null`,
+      e2e.home.env,
+      { timeoutMs: 30_000 },
+    );
+    const screen = frames.at(-1)!;
+    expect(screen).toContain("1 task(s) skipped: they succeeded in the --resume stream");
+    expect(screen).toContain("oc-exec batch: 1 task(s): none run, 1 skipped");
+    expect(screen).toContain("exit=0");
+    // Nothing is drawn after the summary: no spinner started late.
+    expect(screen.slice(screen.indexOf("exit=0"))).not.toMatch(/done · \d+ running/);
+    expect(screen).not.toMatch(/\d\/1 done · 0 running/);
+  });
+
   it("a task's dir is taken from the batch's --dir; a missing one is that task's config_error, not the batch's", async () => {
     const checkout = join(e2e.home.root, "checkout");
     for (const pkg of ["a", "b"]) mkdirSync(join(checkout, "packages", pkg), { recursive: true });
