@@ -193,7 +193,13 @@ async function conversationCommand(
       maxTokens: options.maxTokens || null,
       maxCostUsd: options.maxCostUsd || null,
       timeoutMs: options.timeoutMs || null,
-      options: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
+      // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.
+      options: {
+        steps: FLAG_LABELS.maxSteps,
+        tokens: FLAG_LABELS.maxTokens,
+        cost_usd: FLAG_LABELS.maxCostUsd,
+        timeout: FLAG_LABELS.timeoutMs,
+      },
     },
     lines,
     stopInput: () => input.abort(),
