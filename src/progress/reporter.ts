@@ -6,6 +6,7 @@ import type { OcEvent } from "../contract/schema.js";
 import { appendFileSync } from "node:fs";
 import { formatDuration } from "../duration.js";
 import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
+import { createSpinner } from "./spinner.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 
 /** An INFO or DEBUG line of opencode's own log. */
@@ -110,14 +111,12 @@ function githubActions(env: NodeJS.ProcessEnv, stream: NodeJS.WritableStream): {
 }
 
 async function createSpinnerReporter(stream: NodeJS.WriteStream, paint: Paint, plain: Reporter): Promise<Reporter> {
-  // ora is only loaded in a terminal: CI runs and --quiet never pay for it.
-  const { default: ora } = await import("ora");
   const started = Date.now();
   let step = 0;
   let tool: string | null = null;
   let tokens = 0;
   let cost = 0;
-  const spinner = ora({ stream, discardStdin: false, isEnabled: true });
+  const spinner = await createSpinner(stream);
   const label = () =>
     `${formatDuration(Date.now() - started)} · step ${step || "-"}${tool ? ` · running ${tool}` : ""} · ${tokens} tokens · ${formatCost(cost)}`;
   const ticker = setInterval(() => (spinner.text = label()), 250);

@@ -13,7 +13,10 @@ export async function screenFrames(
   }: { rows?: number; timeoutMs?: number; onFrame?: (frame: string) => void } = {},
 ): Promise<string[]> {
   const session = `oc-exec-test-${process.pid}-${Date.now()}`;
-  const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+  // CI services set CI=true, and tmux hands the test's environment on to the command; libraries
+  // such as ora change their behaviour on it. Setting it always makes a local run see the terminal
+  // a CI run sees (a batch's live line once froze only under CI).
+  const envArgs = Object.entries({ CI: "true", ...env }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const shell = `${command}; echo "exit=$?"; sleep 30`;
   execFileSync("tmux", ["new-session", "-d", "-s", session, "-x", "150", "-y", String(rows), ...envArgs, shell]);
   try {

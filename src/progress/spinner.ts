@@ -1,0 +1,12 @@
+// The one place ora is configured. The caller has already decided that a live line belongs on this
+// stream (a terminal, not --quiet), so ora must not decide again: left to itself it switches off
+// whenever CI is set, printing its first text once and never redrawing, which leaves a stale line
+// above everything printed after it. And a batch or a turn never reads the keyboard, so stdin is
+// left alone (ora would otherwise put it in raw mode and handle Ctrl-C itself).
+import type { Ora } from "ora";
+
+/** ora is loaded only here, on first use: CI logs and --quiet never pay for it. */
+export async function createSpinner(stream: NodeJS.WriteStream, text = ""): Promise<Ora> {
+  const { default: ora } = await import("ora");
+  return ora({ stream, text, discardStdin: false, isEnabled: true });
+}
