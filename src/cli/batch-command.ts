@@ -22,7 +22,7 @@ import { batchNotRun, batchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf, type Task } from "../batch/tasks.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
-import { createSpinner } from "../progress/spinner.js";
+import { canDrawLiveLine, createSpinner } from "../progress/spinner.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import type { CliIo } from "./main.js";
 import { addUsage, emptyUsage } from "../contract/usage.js";
@@ -250,7 +250,7 @@ function createProgress(io: CliIo, quiet: boolean, total: number, skipped: numbe
   // ora loads while the first tasks start; a batch that ends before it has loaded gets no spinner.
   let ended = false;
   if (skipped > 0) plain(`${skipped} task(s) skipped: they succeeded in the --resume stream`);
-  if (io.stderr.isTTY) {
+  if (canDrawLiveLine(io.stderr, io.env)) {
     void createSpinner(io.stderr).then((created) => {
       if (!ended) spinner = created.start(line());
     });

@@ -6,7 +6,7 @@ import type { OcEvent } from "../contract/schema.js";
 import { appendFileSync } from "node:fs";
 import { formatDuration } from "../duration.js";
 import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
-import { createSpinner } from "./spinner.js";
+import { canDrawLiveLine, createSpinner } from "./spinner.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 
 /** An INFO or DEBUG line of opencode's own log. */
@@ -77,9 +77,7 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
       : undefined,
     stop() {},
   };
-  // No cursor movement where it cannot be drawn, or where the user asked for no escapes at all.
-  const noEscapes = ("NO_COLOR" in env && env.NO_COLOR !== "") || env.TERM === "dumb" || options.color === "never";
-  if (!stream.isTTY || noEscapes) return plain;
+  if (!canDrawLiveLine(stream, env, options.color)) return plain;
   return createSpinnerReporter(stream, paint, plain);
 }
 

@@ -167,6 +167,22 @@ describe("oc-exec batch", () => {
     expect(screen).not.toMatch(/\d\/1 done · 0 running/);
   });
 
+  it("in a terminal that cannot move the cursor (TERM=dumb) or under NO_COLOR: plain lines, no live line", async () => {
+    const file = tasksFile("dumb.jsonl", [{ id: "one", prompt: "scenario:plain one" }]);
+    // Set in the command: tmux gives its panes a TERM of its own.
+    for (const setting of ["TERM=dumb", "NO_COLOR=1"]) {
+      const frames = await screenFrames(
+        `cd ${e2e.home.workspace} && ${setting} ${process.execPath} ${BIN} batch ${file} > /dev/null`,
+        e2e.home.env,
+        { timeoutMs: 30_000 },
+      );
+      expect(frames.some((f) => /done · \d+ running/.test(f))).toBe(false);
+      const screen = frames.at(-1)!;
+      expect(screen).toMatch(/^\[1\/1\] one: success \(0\)/m);
+      expect(screen).toContain("exit=0");
+    }
+  });
+
   it("a task's dir is taken from the batch's --dir; a missing one is that task's config_error, not the batch's", async () => {
     const checkout = join(e2e.home.root, "checkout");
     for (const pkg of ["a", "b"]) mkdirSync(join(checkout, "packages", pkg), { recursive: true });
