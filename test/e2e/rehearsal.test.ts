@@ -1,9 +1,9 @@
 // --rehearse: every scenario gives its documented class and exit code, with the real opencode and
 // the built-in scripted model, touching nothing of the caller's.
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { REHEARSALS } from "../../src/scripted/rehearsals.js";
 import { eventsOf, runCli } from "../support/run-cli.js";
@@ -13,6 +13,7 @@ const home = mkdtempSync(join(tmpdir(), "oc-exec-caller-"));
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "config") };
 
 describe("--rehearse", () => {
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
   const names = Object.keys(REHEARSALS) as (keyof typeof REHEARSALS)[];
   it.each(names)("%s", async (name) => {
     const want = REHEARSALS[name];

@@ -1,5 +1,5 @@
 // A bug inside oc-exec still ends in a result line with class internal_error (70).
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { TurnControl } from "../../src/turn/control.js";
 import { executeTurn as execute } from "../../src/turn/execute.js";
 import type { RunTurnOptions } from "../../src/turn/options.js";
@@ -55,16 +55,18 @@ describe("internal errors", () => {
 describe("runTurn", () => {
   it("a consumer that stops early stops the turn: opencode and its children are gone", async () => {
     const { runTurn } = await import("../../src/turn/run-turn.js");
-    const { mkdtempSync, readFileSync } = await import("node:fs");
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
     const { isAlive, waitFor } = await import("../support/procs.js");
-    const pidfile = join(mkdtempSync(join(tmpdir(), "oc-exec-early-")), "pids");
+    const tmp = mkdtempSync(join(tmpdir(), "oc-exec-early-"));
+    onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
+    const pidfile = join(tmp, "pids");
     const env = {
       ...process.env,
       FAKE_OPENCODE_MODE: "hang",
       FAKE_CHILD_PIDFILE: pidfile,
-      XDG_CACHE_HOME: join(tmpdir(), "oc-exec-early-cache"),
+      XDG_CACHE_HOME: join(tmp, "cache"),
     };
     const readPids = () => {
       try {
@@ -119,12 +121,14 @@ describe("runTurn", () => {
 
 describe("the launcher without a build", () => {
   it("a missing dist/ is an internal error (70, from the exit-code table) for a turn and for --version", async () => {
-    const { copyFileSync, mkdirSync, mkdtempSync } = await import("node:fs");
+    const { copyFileSync, mkdirSync, mkdtempSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
     const { spawnSync } = await import("node:child_process");
     const { EXIT_CODES } = await import("../../src/contract/exit-codes.js");
-    const bin = join(mkdtempSync(join(tmpdir(), "oc-exec-nobuild-")), "bin");
+    const tmp = mkdtempSync(join(tmpdir(), "oc-exec-nobuild-"));
+    onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
+    const bin = join(tmp, "bin");
     mkdirSync(bin);
     for (const file of ["oc-exec.js", "package.json"])
       copyFileSync(new URL(`../../bin/${file}`, import.meta.url), join(bin, file));

@@ -1,9 +1,9 @@
 // The pure parts that end-to-end turns used to be the only test of: policy, configuration merging,
 // structured output, budgets, stderr lines, error classes, the summary, locating opencode.
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { describeModels } from "../../src/cli/doctor.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
@@ -277,6 +277,7 @@ describe("locating opencode", () => {
   chmodSync(exe, 0o755);
   const plain = join(dir, "plain");
   writeFileSync(plain, "");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("an explicit path wins, and must be an executable file", () => {
     expect(locateOpencode(exe, "")).toEqual({
