@@ -1,9 +1,9 @@
 // Prompt sources and the turn's timers, without processes: fake stdin streams and fake clocks.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { readPrompt } from "../../src/cli/prompt.js";
 import { TurnTimers } from "../../src/turn/timers.js";
 
@@ -15,8 +15,10 @@ const stdinOf = (text: string | null, tty = false) => {
 };
 
 describe("readPrompt", () => {
-  const file = join(mkdtempSync(join(tmpdir(), "oc-exec-prompt-")), "task.md");
+  const dir = mkdtempSync(join(tmpdir(), "oc-exec-prompt-"));
+  const file = join(dir, "task.md");
   writeFileSync(file, "From the file.");
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("joins arguments, the prompt file and piped stdin with blank lines, in that order", async () => {
     const read = await readPrompt({
