@@ -22,6 +22,7 @@ import { batchNotRun, batchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf, type Task } from "../batch/tasks.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
+import type { Ora } from "ora";
 import { canDrawLiveLine, createSpinner } from "../progress/spinner.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import type { CliIo } from "./main.js";
@@ -246,7 +247,7 @@ function createProgress(io: CliIo, quiet: boolean, total: number, skipped: numbe
   const line = () =>
     `${done}/${total} done · ${running.size} running · ${failed} failed · $${cost.toFixed(4)}${running.size > 0 ? ` · ${[...running].slice(0, 4).join(", ")}${running.size > 4 ? ", …" : ""}` : ""}`;
   const plain = (text: string) => io.stderr.write(`${text}\n`);
-  let spinner: { text: string; stop(): void; clear(): void; render(): void } | null = null;
+  let spinner: Ora | null = null;
   // ora loads while the first tasks start; a batch that ends before it has loaded gets no spinner.
   let ended = false;
   if (skipped > 0) plain(`${skipped} task(s) skipped: they succeeded in the --resume stream`);
