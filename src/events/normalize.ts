@@ -1,62 +1,23 @@
 // The normalizer: opencode's stdout and stderr lines in, oc-exec event drafts out, plus the facts
-// the classifier needs when the turn ends. Pure: no I/O and no clock; the emitter stamps seq,
-// time and session_id.
-import { formatDuration } from "../duration.js";
-import { isConfigStderr } from "./error-class.js";
-import { type LogFact, logFactOf } from "./log-lines.js";
-import { redact, redactValue } from "./redact.js";
-import type { EventDraft, FileChange, PermissionDenial, Usage } from "../contract/schema.js";
+// the classifier needs when the turn ends (turn-facts.ts). Pure: no I/O and no clock; the emitter
+// stamps seq, time and session_id. Three ideas live in parts of their own: pairing a denied tool
+// with its notice across the two pipes (permission-pairing.ts), errors that wait for their cause
+// or were recovered from (error-ledger.ts), and what stderr tells the classifier (stderr-record.ts).
+import type { EventDraft, PermissionDenial, Usage } from "../contract/schema.js";
+import { addUsage } from "../contract/usage.js";
 import type { WarningCode } from "../contract/warning-codes.js";
+import { formatDuration } from "../duration.js";
+import { ErrorLedger } from "./error-ledger.js";
+import { type LogFact, logFactOf } from "./log-lines.js";
+import { PermissionPairing } from "./permission-pairing.js";
+import { redact, redactValue } from "./redact.js";
 import { parsePermissionNotice, parsePermissionPrompt, parseStderrLine } from "./stderr-lines.js";
+import { clip, StderrRecord } from "./stderr-record.js";
 import { runningToolOf, toolEventOf } from "./tool-event.js";
 import { fileChangesOf } from "./tool-files.js";
-import { applyCause, parseUpstreamError, type UpstreamError } from "./upstream-error.js";
-import { parseUpstreamLine, readCost, readCount, readNumber, readObject, readString, type Json } from "./upstream.js";
-import { emptyUsage } from "../contract/usage.js";
-
-export type { UpstreamError };
-
-export type StreamCounts = { json_lines: number; other_lines: number; blank_lines: number; warnings: number };
-
-export type TurnFacts = {
-  sessionId: string | null;
-  steps: number;
-  lastStepReason: string | null;
-  usage: Usage;
-  costUsd: number;
-  /** The final assistant message: the text parts of the last message that had text. */
-  readonly finalText: string | null;
-  tools: { total: number; failed: number; denied: number };
-  /** The tool calls that ended in error (the first few), for --fail-on tool-error's evidence. */
-  failedTools: { tool: string; callId: string | null; error: string | null }[];
-  filesChanged: FileChange[];
-  permissionDenials: PermissionDenial[];
-  /** The denials a rule of the policy made (not an `ask` nobody could answer). */
-  policyDenied: Set<PermissionDenial>;
-  errors: UpstreamError[];
-  /** Errors opencode retried past: a later step answered (upstream #50062). Not the turn's failure. */
-  recoveredErrors: UpstreamError[];
-  /**
-   * The stream stopped before the turn could answer: a step started and never finished with no text
-   * after it (1.14.50 exited 0 like this, upstream #27697), or the last step asked for tools and
-   * no step followed. Null when the turn answered.
-   */
-  cutOff: { step: number; afterTools: boolean } | null;
-  /** opencode's own stderr complaint: from its first "Error: ..." line on, with the lines that explain it. */
-  stderrErrors: string[];
-  stderrConfigError: boolean;
-  /** The stderr lines that showed a configuration problem, cleaned of log decoration. */
-  stderrConfigLines: string[];
-  /** opencode showed an interactive permission prompt (releases before --auto existed) and waits forever. */
-  blockedOnPrompt: boolean;
-  stderrTail: string[];
-  stream: StreamCounts;
-  /** JSON events opencode printed that oc-exec recognized. */
-  events: number;
-  sessionMismatch: { requested: string; reported: string } | null;
-  /** The provider/model of the latest model call, from opencode's log; null when it logged none. */
-  model: string | null;
-};
+import { createTurnFacts, type TurnFacts } from "./turn-facts.js";
+import { type Json, parseUpstreamLine, readCost, readCount, readNumber, readObject, readString } from "./upstream.js";
+import type { UpstreamError } from "./upstream-error.js";
 
 export type NormalizerOptions = {
   workspace: string;
@@ -76,44 +37,11 @@ export type LineMeta = { truncated?: boolean; bytes?: number };
 
 type Emit = (draft: EventDraft) => void;
 
-const STDERR_TAIL_LINES = 20;
-const STDERR_LINE_CHARS = 2000;
 const WARNING_TEXT_CHARS = 500;
 
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
-}
-
 export class Normalizer {
-  readonly facts: TurnFacts = ((textParts: () => string[]) => ({
-    sessionId: null,
-    steps: 0,
-    lastStepReason: null,
-    usage: emptyUsage(),
-    costUsd: 0,
-    // Joined when read, not per part: a message with thousands of parts must not cost O(n²).
-    get finalText(): string | null {
-      const parts = textParts();
-      return parts.length > 0 ? parts.join("\n") : null;
-    },
-    tools: { total: 0, failed: 0, denied: 0 },
-    failedTools: [],
-    filesChanged: [],
-    permissionDenials: [],
-    policyDenied: new Set(),
-    errors: [],
-    recoveredErrors: [],
-    cutOff: null,
-    stderrErrors: [],
-    stderrConfigError: false,
-    stderrConfigLines: [],
-    blockedOnPrompt: false,
-    stderrTail: [],
-    stream: { json_lines: 0, other_lines: 0, blank_lines: 0, warnings: 0 },
-    events: 0,
-    sessionMismatch: null,
-    model: null,
-  }))(() => this.lastTextParts);
+  // Joined when read, not per part: a message with thousands of parts must not cost O(n²).
+  readonly facts: TurnFacts = createTurnFacts(() => this.lastTextParts);
 
   private stepOpen = false;
   /** The step during which the last text part arrived (0: none yet). */
@@ -124,19 +52,11 @@ export class Normalizer {
   /** A model call that failed and may be retried; the retries counted per message. */
   private failedCall: { messageId: string | null; cause: string; at: number | null } | null = null;
   private readonly retries = new Map<string | null, number>();
-  /** The step each error arrived in, to tell a recovered error from a final one. */
-  private readonly errorStep = new Map<UpstreamError, number>();
   private lastTextMessage: string | null = null;
   private lastTextParts: string[] = [];
-  // A denied tool event and opencode's "permission requested" notice arrive on different pipes,
-  // in either order; each waits here for its partner.
-  private pendingNotices: { permission: string | null; pattern: string | null; patterns?: string[] }[] = [];
-  private pendingDeniedTools: { tool: string; callId: string | null }[] = [];
-  // An UnknownError names a `ref` whose real cause opencode logs on stderr, maybe a little later.
-  private pendingUnknown: UpstreamError[] = [];
-  private refCauses = new Map<string, string>();
-  // 1.0 dumps a thrown error on stderr: a `Name: Name` header, then `  providerID: "x",` lines.
-  private dump: { name: string; fields: Record<string, string> } | null = null;
+  private readonly pairing = new PermissionPairing();
+  private readonly stderr = new StderrRecord(this.facts);
+  private readonly ledger = new ErrorLedger();
 
   constructor(
     private readonly options: NormalizerOptions,
@@ -320,13 +240,7 @@ export class Normalizer {
     if (usage.total === 0)
       usage.total = usage.input + usage.output + usage.reasoning + usage.cache_read + usage.cache_write;
     const cost = readCost(part, "cost");
-    const total = this.facts.usage;
-    total.input += usage.input;
-    total.output += usage.output;
-    total.reasoning += usage.reasoning;
-    total.cache_read += usage.cache_read;
-    total.cache_write += usage.cache_write;
-    total.total += usage.total;
+    addUsage(this.facts.usage, usage);
     this.facts.costUsd += cost;
     const reason = readString(part, "reason");
     this.facts.lastStepReason = reason;
@@ -374,16 +288,13 @@ export class Normalizer {
   }
 
   private deniedTool(tool: string, callId: string | null): void {
-    const notice = this.pendingNotices.shift();
-    if (notice) this.denial({ ...notice, tool, call_id: callId });
-    else this.pendingDeniedTools.push({ tool, callId });
+    const paired = this.pairing.deniedTool(tool, callId);
+    if (paired) this.denial(paired);
   }
 
   private permissionNotice(permission: string | null, pattern: string | null, patterns?: string[]): void {
-    const notice = patterns ? { permission, pattern, patterns } : { permission, pattern };
-    const tool = this.pendingDeniedTools.shift();
-    if (tool) this.denial({ ...notice, tool: tool.tool, call_id: tool.callId });
-    else this.pendingNotices.push(notice);
+    const paired = this.pairing.notice(permission, pattern, patterns);
+    if (paired) this.denial(paired);
   }
 
   private denial(d: PermissionDenial, byPolicy = false): void {
@@ -398,18 +309,8 @@ export class Normalizer {
   }
 
   private upstreamError(event: Json): void {
-    const upstream = parseUpstreamError(event);
-    this.errorStep.set(upstream, this.facts.steps);
-    if (upstream.name === "UnknownError" && upstream.ref !== null) {
-      // The real cause is in opencode's error log under the same ref, maybe a little later.
-      const cause = this.refCauses.get(upstream.ref);
-      if (!cause) {
-        this.pendingUnknown.push(upstream);
-        return;
-      }
-      applyCause(upstream, cause);
-    }
-    this.recordError(upstream);
+    const complete = this.ledger.upstream(event, this.facts.steps);
+    if (complete) this.recordError(complete);
   }
 
   private recordError(error: UpstreamError): void {
@@ -432,31 +333,27 @@ export class Normalizer {
       case "permission":
         return this.permissionNotice(line.permission, line.pattern);
       case "agent-fallback":
-        this.tail(line.text);
+        this.stderr.tail(line.text);
         return this.warning("agent_fallback", line.text);
       case "log": {
         const fact = logFactOf(line.fields);
         return fact ? this.logFact(fact, line.fields.timestamp) : undefined;
       }
       case "error":
-        this.configLine(line.message);
-        return this.tail(`Error: ${line.message}`, true);
+        this.stderr.configLine(line.message);
+        return this.stderr.tail(`Error: ${line.message}`, true);
       case "other":
         this.errorDump(line.text);
-        this.configLine(line.text);
-        return this.tail(line.text);
+        this.stderr.configLine(line.text);
+        return this.stderr.tail(line.text);
     }
   }
 
   private logFact(fact: LogFact, timestamp: string | undefined): void {
     switch (fact.kind) {
       case "cause": {
-        this.refCauses.set(fact.ref, fact.error);
-        const waiting = this.pendingUnknown.findIndex((e) => e.ref === fact.ref);
-        if (waiting === -1) return;
-        const [pending] = this.pendingUnknown.splice(waiting, 1);
-        applyCause(pending!, fact.error);
-        return this.recordError(pending!);
+        const complete = this.ledger.cause(fact.ref, fact.error);
+        return complete ? this.recordError(complete) : undefined;
       }
       case "process":
         this.currentMessage = fact.messageId;
@@ -501,50 +398,13 @@ export class Normalizer {
   }
 
   private errorDump(text: string): void {
-    const header = /^([A-Z][A-Za-z]*Error): \1$/.exec(text.trim());
-    if (header) {
-      this.dump = { name: header[1]!, fields: {} };
-      return;
-    }
-    const field = /^\s*(providerID|modelID):\s*"(.*)",?$/.exec(text);
-    if (!this.dump || !field) return;
-    this.dump.fields[field[1]!] = field[2]!;
-    const { providerID, modelID } = this.dump.fields;
-    if (this.dump.name === "ProviderModelNotFoundError" && providerID && modelID) {
-      const error: UpstreamError = {
-        class: "config_error",
-        name: "UnknownError",
-        message: "",
-        statusCode: null,
-        retryable: null,
-        ref: null,
-      };
-      applyCause(error, `ProviderModelNotFoundError: Model not found: ${providerID}/${modelID}.`);
-      this.dump = null;
-      this.recordError(error);
-    }
-  }
-
-  private configLine(text: string): void {
-    if (!isConfigStderr(text)) return;
-    this.facts.stderrConfigError = true;
-    // 1.14 prints `  message: "Session not found: ses_x",` inside an error dump.
-    const quoted = /^\s*message:\s*"(.*)",?\s*$/.exec(text);
-    if (this.facts.stderrConfigLines.length < 5)
-      this.facts.stderrConfigLines.push(redact(clip(quoted ? quoted[1]! : text.trim(), STDERR_LINE_CHARS)));
-  }
-
-  private tail(text: string, startsError = false): void {
-    const clean = redact(clip(text, STDERR_LINE_CHARS));
-    const errors = this.facts.stderrErrors;
-    if ((startsError || errors.length > 0) && errors.length < STDERR_TAIL_LINES) errors.push(clean);
-    this.facts.stderrTail.push(clean);
-    if (this.facts.stderrTail.length > STDERR_TAIL_LINES) this.facts.stderrTail.shift();
+    const complete = this.ledger.dumpLine(text);
+    if (complete) this.recordError(complete);
   }
 
   /** An error followed by a later step that answered was retried past: a warning, not the outcome. */
   private settleErrors(): void {
-    const recovered = this.facts.errors.filter((e) => this.lastTextStep > (this.errorStep.get(e) ?? 0));
+    const recovered = this.ledger.recovered(this.facts.errors, this.lastTextStep);
     if (recovered.length === 0) return;
     this.facts.errors = this.facts.errors.filter((e) => !recovered.includes(e));
     this.facts.recoveredErrors.push(...recovered);
@@ -558,7 +418,7 @@ export class Normalizer {
 
   /** Both streams have ended: emit whatever was still waiting for a partner. */
   finish(): void {
-    for (const error of this.pendingUnknown.splice(0)) this.recordError(error);
+    for (const error of this.ledger.flush()) this.recordError(error);
     this.settleErrors();
     if (this.lastTextStep < this.facts.steps || this.facts.steps === 0) {
       // No text since the last step started: did the stream stop mid-turn?
@@ -566,8 +426,6 @@ export class Normalizer {
       else if (this.facts.lastStepReason === "tool-calls")
         this.facts.cutOff = { step: this.facts.steps, afterTools: true };
     }
-    for (const notice of this.pendingNotices.splice(0)) this.denial({ ...notice, tool: null, call_id: null });
-    for (const tool of this.pendingDeniedTools.splice(0))
-      this.denial({ permission: null, pattern: null, tool: tool.tool, call_id: tool.callId });
+    for (const denial of this.pairing.flush()) this.denial(denial);
   }
 }
