@@ -1,20 +1,20 @@
 // Public API: run turns programmatically and consume typed events. ESM only.
-export { OcExec, Session } from "./turn/client.js";
-export { runTurn, type Turn } from "./turn/run-turn.js";
-export type { ClientOptions, SessionOptions, TurnOptions, RunTurnOptions } from "./turn/options.js";
+export { OcExec, Session } from "./api/client.js";
+export { runTurn, type Turn } from "./api/run-turn.js";
+export { CLASS_PRECEDENCE, EXIT_CODES, type OutcomeClass } from "./contract/exit-codes.js";
 export {
+  type ErrorDetail,
+  type EventOf,
   EventSchema,
+  type EventType,
+  type FileChange,
+  type OcEvent,
+  type PermissionDenial,
+  type ResultEvent,
   ResultSchema,
   SCHEMA_VERSION,
-  type OcEvent,
-  type EventOf,
-  type EventType,
-  type ResultEvent,
   type Usage,
-  type FileChange,
-  type PermissionDenial,
-  type ErrorDetail,
 } from "./contract/schema.js";
-export { EXIT_CODES, CLASS_PRECEDENCE, type OutcomeClass } from "./contract/exit-codes.js";
-export type { StopReason, TimeoutKind, BudgetLimit } from "./outcome/classify.js";
+export type { ClientOptions, RunTurnOptions, SessionOptions, TurnOptions } from "./options/options.js";
+export type { BudgetLimit, StopReason, TimeoutKind } from "./outcome/classify.js";
 export { VERSION } from "./version.js";

@@ -2,10 +2,11 @@
 // the ephemeral session's deletion, the output-schema check and the last-message file. Returns
 // what it found; its warnings go out as events. What differs by backend (how a session is exported
 // or deleted) comes in as SessionOps.
+import type { SessionOps } from "../backend/backend.js";
 import type { Normalizer } from "../events/normalize.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { StopReason } from "../outcome/classify.js";
 import { writeFileAtomic } from "../output/last-message.js";
-import type { ResolvedTurn } from "./resolve-options.js";
 import { checkStructuredOutput } from "./structured-output.js";
 
 export type AfterTurn = {
@@ -15,15 +16,6 @@ export type AfterTurn = {
   sessionDeleted: boolean | undefined;
   /** The final answer failed the output schema. */
   outputError: string | null;
-};
-
-/** A backend's session operations: `opencode export`/`session delete`, or the server's API. */
-export type SessionOps = {
-  /** The session's model and cost from its record; null when the backend's stream names them itself. */
-  export: ((sessionId: string) => Promise<{ model: string | null; costUsd: number | null } | { error: string }>) | null;
-  delete: (sessionId: string) => Promise<true | { error: string | null }>;
-  /** The session the turn ran in when the backend knows it before any line names it (a server session). */
-  sessionId: string | null;
 };
 
 const STOPPED_BY_USER = new Set<StopReason["kind"]>(["interrupted", "terminated", "broken_pipe"]);

@@ -1,26 +1,19 @@
-// Everything before opencode starts: find and identify the binary, write run.started, check the
-// workspace, files and output paths, read the prompt, and build the invocation. Returns the
-// invocation, or the problem that stops the turn before it starts.
+// The one prologue every turn runs before its backend opens it, whatever the backend: write
+// run.started, check the workspace, the backend's own problem and its checks, the files and the
+// output path, read the prompt and build the permission policy, then ask the backend to open the
+// turn. Returns the opened turn, or the problem that stops it before it starts (config_error).
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
-import { mergeConfigContent } from "../opencode/config-content.js";
-import { majorOf, TESTED_RANGE } from "../opencode/features.js";
-import { buildInvocation, type Invocation, titleFor, unsupportedFlags } from "../opencode/invocation.js";
-import { locateOpencode } from "../opencode/locate.js";
-import { buildPolicy, invalidInheritedPolicy, type Policy } from "../opencode/permissions.js";
-import { detectOpencode } from "../opencode/version.js";
+import type { Backend, LaunchProblem, OpenedTurn, TurnInput } from "../backend/backend.js";
+import { titleFor } from "../opencode/invocation.js";
+import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
-import type { ResolvedTurn } from "./resolve-options.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 
-export type LaunchProblem = { name: string; message: string };
-export type Prepared = { invocation: Invocation; problem: null } | { invocation: null; problem: LaunchProblem };
-
-const problem = (name: string, message: string): Prepared => ({ invocation: null, problem: { name, message } });
-
 /** Why a path cannot be used as a directory, or null when it can. */
-export function notADirectory(path: string): string | null {
+function notADirectory(path: string): string | null {
   try {
     return statSync(path).isDirectory() ? null : "is not a directory";
   } catch {
@@ -36,56 +29,38 @@ function notAFile(path: string): string | null {
   }
 }
 
-export async function prepareTurn(options: ResolvedTurn, core: TurnCore): Promise<Prepared> {
-  const { labels, env } = options;
-  const located = locateOpencode(options.opencode, env.PATH);
-  const detected = located.ok ? await detectOpencode(located.binary, env) : null;
-  const version = detected?.version ?? null;
+export async function prepareTurn(
+  options: ResolvedTurn,
+  core: TurnCore,
+  backend: Backend,
+): Promise<OpenedTurn | { problem: LaunchProblem }> {
+  const { labels } = options;
   core.started({
-    opencode: { path: located.ok ? located.binary.path : located.path, version },
+    opencode: backend.opencode,
     cwd: options.dir,
     model: options.model,
     agent: options.agent,
     resume: options.session,
   });
   const dirProblem = notADirectory(options.dir);
-  if (dirProblem) return problem("WorkspaceError", `${labels.dir} ${options.dir} ${dirProblem}`);
-  if (!located.ok || !detected) return problem("OpencodeNotFound", located.ok ? "" : located.message);
-  if (!detected.tested) {
-    core.normalizer.warning(
-      "untested_opencode",
-      (majorOf(version) ?? 0) >= 2
-        ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
-        : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
-    );
-  }
-  const missing = unsupportedFlags(options, detected.features);
-  if (missing.length > 0)
-    return problem("UnsupportedFlag", `opencode ${version} does not support ${missing.join(", ")}`);
+  if (dirProblem) return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.dir} ${dirProblem}` } };
+  if (backend.problem) return { problem: backend.problem };
+  const checked = backend.check(options);
+  for (const w of checked.warnings) core.normalizer.warning(w.code, w.message);
+  if (checked.problem) return { problem: checked.problem };
   const pathsProblem = turnPathProblem(options);
-  if (pathsProblem) return { invocation: null, problem: pathsProblem };
+  if (pathsProblem) return { problem: pathsProblem };
   try {
-    const input = await readTurnInput(options, core);
-    const invocation = buildInvocation({
-      ...options,
-      binary: located.binary.path,
-      workspace: options.dir,
-      prompt: input.prompt,
-      title: input.title,
-      permission: input.policy,
-      configContent: mergeConfigContent(env.OPENCODE_CONFIG_CONTENT, options.config, labels.config),
-      baseEnv: env,
-      features: detected.features,
-    });
-    return { invocation, problem: null };
+    return await backend.open(options, await readTurnInput(options, core));
   } catch (error) {
+    // What the caller must fix (an empty prompt, a bad policy, bad config content) is found here.
     if (!(error instanceof ConfigError)) throw error;
-    return problem(error.name, error.message);
+    return { problem: { name: error.name, message: error.message } };
   }
 }
 
 /** The files to attach and the last-message file's directory, checked before the turn starts. */
-export function turnPathProblem(options: ResolvedTurn): LaunchProblem | null {
+function turnPathProblem(options: ResolvedTurn): LaunchProblem | null {
   const { labels } = options;
   for (const file of options.files) {
     const fileProblem = notAFile(file);
@@ -104,16 +79,8 @@ export function turnPathProblem(options: ResolvedTurn): LaunchProblem | null {
   return null;
 }
 
-export type TurnInput = {
-  /** What opencode is sent: the prompt, with the output schema's instruction when there is one. */
-  prompt: string;
-  title: string | null;
-  /** --allow/--deny as a permission config, or null when neither was given. */
-  policy: Policy["value"] | null;
-};
-
 /** Reads the prompt and builds the permission policy; a ConfigError says what the caller must fix. */
-export async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput> {
+async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput> {
   const read = await options.prompt();
   for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
   if (read.text.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");

@@ -3,10 +3,10 @@
 // bug of ours). While the consumer is behind, the source is held back (flow control). Returns what
 // it found; it writes no shared state.
 import type { UpstreamSource } from "../events/upstream-source.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
+import { checkBudgets, turnBudgets, turnUse } from "../outcome/budget.js";
 import type { ProcessEnd, StopReason } from "../outcome/classify.js";
-import { checkBudgets } from "./budget.js";
 import type { TurnControl } from "./control.js";
-import type { ResolvedTurn } from "./resolve-options.js";
 import { TurnTimers } from "./timers.js";
 import type { TurnCore } from "./turn-core.js";
 
@@ -32,6 +32,7 @@ export async function runSource(
 ): Promise<SourceRun> {
   const { normalizer } = core;
   const warned = new Set<"steps" | "tokens" | "cost_usd">();
+  const budgets = turnBudgets(options);
   let stopped: StopReason | null = null;
   let internalError: SourceRun["internalError"] = null;
   let sawJson = false;
@@ -80,7 +81,7 @@ export async function runSource(
         timers.firstJson();
       } else if (!sawJson) timers.signOfLife();
       if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
-      const check = checkBudgets(normalizer.facts, options, warned);
+      const check = checkBudgets(turnUse(normalizer.facts), budgets, warned);
       for (const w of check.warnings) normalizer.warning(w.code, w.message);
       if (check.exceeded) stop(check.exceeded);
     }),

@@ -1,31 +1,17 @@
 // What a live turn and an offline replay share: the normalizer feeding the emitter, the first
 // event (run.started) and the last (the classified result). One place, so replay really gives
 // the events a live run gives.
-import { SCHEMA_VERSION } from "../contract/schema-version.js";
+
 import type { EventDraft, EventOf, OcEvent, ResultEvent } from "../contract/schema.js";
-import { Emitter, type Clock } from "../events/emitter.js";
-import type { SplitLine, SplitterOptions } from "../events/line-splitter.js";
+import { SCHEMA_VERSION } from "../contract/schema-version.js";
+import { type Clock, Emitter } from "../events/emitter.js";
+import type { SplitLine } from "../events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../events/normalize.js";
-import { keepBytesFor } from "../events/output-cutter.js";
 import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
 import type { FailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels } from "../outcome/labels.js";
 import { buildResult, type ResultMeta } from "../outcome/result.js";
 import { VERSION } from "../version.js";
-
-/** stderr lines are only read for errors and shown with --verbose; a megabyte is plenty. */
-const STDERR_MAX_LINE = 1024 * 1024;
-
-/** How opencode's two pipes are split into lines: the same live and in replay. */
-export function splitterOptions(
-  maxLineBytes: number,
-  maxOutputBytes: number,
-): { stdout: SplitterOptions; stderr: SplitterOptions } {
-  return {
-    stdout: { maxLineBytes, outputKeepBytes: keepBytesFor(maxOutputBytes) },
-    stderr: { maxLineBytes: STDERR_MAX_LINE },
-  };
-}
 
 export type RunStartedFields = Pick<EventOf<"run.started">, "opencode" | "cwd" | "model" | "agent" | "resume">;
 

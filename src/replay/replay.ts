@@ -5,11 +5,12 @@
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { Clock } from "../events/emitter.js";
 import { LineSplitter, type SplitLine } from "../events/line-splitter.js";
+import { splitterOptions } from "../events/split-options.js";
 import { isObject, type Json, readObject, readString } from "../events/upstream.js";
-import { ServerTranslator } from "../server/translate.js";
+import { DEFAULTS } from "../options/options.js";
 import type { TurnEnd } from "../outcome/classify.js";
-import { DEFAULTS } from "./options.js";
-import { createTurnCore, splitterOptions } from "./turn-core.js";
+import { ServerTranslator } from "../server/translate.js";
+import { createTurnCore } from "../turn/turn-core.js";
 
 /** How a recorded turn ended and where it ran; the streams themselves are fed separately. */
 export type RecordingMeta = {

@@ -1,6 +1,6 @@
 // The opencode commands oc-exec runs after a turn: `export` (the session's model and cost, which
 // the run stream never names) and `session delete` (ephemeral sessions).
-import { lastLine, runSideCommand, type SideCommandOptions } from "./side-command.js";
+import { lastLine, runSideCommand, type SideCommandOptions } from "../opencode/side-command.js";
 
 export type SessionCommandContext = SideCommandOptions & { binary: string };
 

@@ -2,9 +2,9 @@
 // children (bash), so every kill here goes to the whole group: when a turn ends, nothing of it
 // survives.
 import { spawn } from "node:child_process";
+import type { Invocation } from "../opencode/invocation.js";
+import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import type { ProcessEnd } from "../outcome/classify.js";
-import type { Invocation } from "./invocation.js";
-import { descendantsOf, signalProcess } from "./process-tree.js";
 
 export type RunningProcess = {
   pid: number | undefined;

@@ -1,7 +1,7 @@
 // The library's entry points in the shape of the Codex SDK: a client bound to an opencode binary
 // and environment, sessions on it, turns in a session. A Session resumes its own opencode session
 // from its second turn on.
-import type { ClientOptions, SessionOptions, TurnOptions } from "./options.js";
+import type { ClientOptions, SessionOptions, TurnOptions } from "../options/options.js";
 import { runTurn, type Turn } from "./run-turn.js";
 
 export class OcExec {

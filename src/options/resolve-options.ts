@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import type { WarningCode } from "../contract/warning-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { Clock } from "../events/emitter.js";
+import type { BudgetLimit, Budgets } from "../outcome/budget.js";
 import { ConfigError } from "../outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
@@ -81,19 +82,7 @@ export function resolveTurnOptions(
   const labels = internals.labels ?? API_LABELS;
   const env = options.env ?? process.env;
   const own = readEnvironment(env);
-  const number = (name: OptionName, value: number | undefined, fallback: number, { whole = true } = {}) => {
-    if (value === undefined) return fallback;
-    if (!Number.isFinite(value) || value < 0 || (whole && !Number.isInteger(value)))
-      throw new ConfigError(`${labels[name]} must be a non-negative ${whole ? "whole " : ""}number, not ${value}`);
-    return value;
-  };
-  const positive = (name: OptionName, value: number) => {
-    if (value === 0) throw new ConfigError(`${labels[name]} must be at least 1`);
-    return value;
-  };
-  // 0 turns a limit off; so does leaving it out where the default is off.
-  const limit = (name: OptionName, value: number | undefined, fallback: number, whole = true) =>
-    number(name, value, fallback, { whole }) || null;
+  const check = (name: OptionName) => checkers(labels[name]);
   const model = options.model ?? null;
   const prompt = options.prompt;
   const attach = options.attach ?? null;
@@ -126,17 +115,14 @@ export function resolveTurnOptions(
     textDeltas: options.textDeltas ?? false,
     outputSchema: options.outputSchema ?? null,
     outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
-    timeoutMs: limit("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs),
-    startupTimeoutMs: limit("startupTimeoutMs", options.startupTimeoutMs, DEFAULTS.startupTimeoutMs),
-    idleTimeoutMs: limit("idleTimeoutMs", options.idleTimeoutMs, DEFAULTS.idleTimeoutMs),
-    killAfterMs: number("killAfterMs", options.killAfterMs, DEFAULTS.killAfterMs),
-    maxSteps: options.maxSteps === undefined ? null : number("maxSteps", options.maxSteps, 0),
-    maxTokens: options.maxTokens === undefined ? null : number("maxTokens", options.maxTokens, 0),
-    maxCostUsd: options.maxCostUsd === undefined ? null : number("maxCostUsd", options.maxCostUsd, 0, { whole: false }),
-    maxOutputBytes: positive(
-      "maxOutputBytes",
-      number("maxOutputBytes", options.maxOutputBytes, DEFAULTS.maxOutputBytes),
-    ),
+    timeoutMs: check("timeoutMs").duration(options.timeoutMs ?? DEFAULTS.timeoutMs),
+    startupTimeoutMs: check("startupTimeoutMs").duration(options.startupTimeoutMs ?? DEFAULTS.startupTimeoutMs),
+    idleTimeoutMs: check("idleTimeoutMs").duration(options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs),
+    killAfterMs: check("killAfterMs").number(options.killAfterMs ?? DEFAULTS.killAfterMs),
+    maxSteps: check("maxSteps").budget(options.maxSteps),
+    maxTokens: check("maxTokens").budget(options.maxTokens),
+    maxCostUsd: check("maxCostUsd").budget(options.maxCostUsd, { whole: false }),
+    maxOutputBytes: check("maxOutputBytes").positive(options.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
     maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
     includeRaw: options.includeRaw ?? false,
     failOn: failOnFrom(options.failOn ?? [], labels),
@@ -149,5 +135,66 @@ export function resolveTurnOptions(
     onToolStarted: options.onToolStarted ?? null,
     labels,
     clock: internals.clock ?? Date.now,
+  };
+}
+
+/**
+ * The one rule for numbers, on every path (a turn, a task, a conversation, a batch), each message
+ * naming the option as its caller knows it: a duration of 0 turns that limit off; a budget (steps,
+ * tokens, cost) of 0 is a usage error, since "spend nothing" and "no limit" would both surprise;
+ * leaving a budget out means no limit.
+ */
+function checkers(label: string) {
+  const number = (value: number, { whole = true } = {}): number => {
+    if (!Number.isFinite(value) || value < 0 || (whole && !Number.isInteger(value)))
+      throw new ConfigError(`${label} must be a non-negative ${whole ? "whole " : ""}number, not ${value}`);
+    return value;
+  };
+  return {
+    number,
+    duration: (ms: number): number | null => number(ms) || null,
+    budget: (value: number | undefined, { whole = true } = {}): number | null => {
+      if (value === undefined) return null;
+      if (number(value, { whole }) === 0)
+        throw new ConfigError(
+          `${label} must be more than 0: a budget of 0 would stop the work before it starts (leave it out for no limit)`,
+          "UsageError",
+        );
+      return value;
+    },
+    positive: (value: number): number => {
+      if (number(value) === 0) throw new ConfigError(`${label} must be at least 1`);
+      return value;
+    },
+  };
+}
+
+/** Limits on many turns together (a batch, a conversation); null = off. */
+export type WholeLimits = {
+  scope: "batch" | "conversation";
+  budgets: Budgets;
+  timeoutMs: number | null;
+  /** What the caller calls the whole timeout (--timeout). */
+  timeoutName: string;
+};
+
+/** A batch's or conversation's own limits, by the same rule as a turn's, named as the caller names them. */
+export function resolveWholeLimits(
+  scope: WholeLimits["scope"],
+  given: { maxSteps?: number; maxTokens?: number; maxCostUsd?: number; timeoutMs?: number },
+  names: Record<BudgetLimit | "timeout", string>,
+): WholeLimits {
+  return {
+    scope,
+    budgets: {
+      limits: {
+        steps: checkers(names.steps).budget(given.maxSteps),
+        tokens: checkers(names.tokens).budget(given.maxTokens),
+        cost_usd: checkers(names.cost_usd).budget(given.maxCostUsd, { whole: false }),
+      },
+      names: { steps: names.steps, tokens: names.tokens, cost_usd: names.cost_usd },
+    },
+    timeoutMs: checkers(names.timeout).duration(given.timeoutMs ?? 0),
+    timeoutName: names.timeout,
   };
 }

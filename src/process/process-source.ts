@@ -3,7 +3,7 @@
 // after the grace period (at once when forced).
 import { LineSplitter, type SplitterOptions } from "../events/line-splitter.js";
 import type { UpstreamSource } from "../events/upstream-source.js";
-import type { Invocation } from "./invocation.js";
+import type { Invocation } from "../opencode/invocation.js";
 import { startProcess } from "./process.js";
 
 export type ProcessSourceOptions = {

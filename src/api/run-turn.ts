@@ -1,13 +1,15 @@
 // The programmatic API: runTurn(options) is an async iterable of typed events that always ends
-// with the result event. The CLI is built on the same startTurn.
+// with the result event. The CLI runs the same engine (executeTurn) on the same backends.
+
+import { makeBackend } from "../backend/make-backend.js";
 import type { OcEvent } from "../contract/schema.js";
+import type { RunTurnOptions } from "../options/options.js";
+import { type ResolvedTurn, resolveTurnOptions } from "../options/resolve-options.js";
 import type { StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
-import { TurnControl } from "./control.js";
-import { executeTurn } from "./execute.js";
-import { failedStart } from "./failed-start.js";
-import type { RunTurnOptions } from "./options.js";
-import { type ResolvedTurn, resolveTurnOptions } from "./resolve-options.js";
+import { TurnControl } from "../turn/control.js";
+import { executeTurn } from "../turn/execute.js";
+import { failedStart } from "../turn/failed-start.js";
 
 export type Turn = AsyncIterable<OcEvent> & {
   /** Stop the turn: SIGTERM to opencode's process group, SIGKILL after the grace period. */
@@ -46,7 +48,7 @@ export function runTurn(options: RunTurnOptions): Turn {
       failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
       return;
     }
-    await executeTurn(resolved, push, control);
+    await executeTurn(resolved, makeBackend(resolved), push, control);
   };
   const start = () => {
     if (started) return;

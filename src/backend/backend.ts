@@ -1,0 +1,45 @@
+// The seam between the turn engine (turn/) and where a turn runs. A backend is a value made once
+// per run (one binary located and identified, or one server reached and health-checked) that the
+// engine asks to open each turn. The engine imports this file and nothing of any backend; a backend
+// imports this file and nothing of the engine. Today's backends: `opencode run` (opencode/) and a
+// running server (server/); an SSH host or a sandbox around either fits the same three members.
+import type { EventOf } from "../contract/schema.js";
+import type { WarningCode } from "../contract/warning-codes.js";
+import type { UpstreamSource } from "../events/upstream-source.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
+
+/** Why a turn cannot start (class config_error, exit 5): a name for scripts and a message for people. */
+export type LaunchProblem = { name: string; message: string };
+
+export type Warning = { code: WarningCode; message: string };
+
+/** What the engine read for the turn before asking the backend to open it. */
+export type TurnInput = {
+  /** What opencode is sent: the prompt, with the output schema's instruction when there is one. */
+  prompt: string;
+  title: string | null;
+  /** --allow/--deny as a permission config, or null when neither was given. */
+  policy: Record<string, unknown> | null;
+};
+
+/** A backend's session operations after the turn: `opencode export`/`session delete`, or the server's API. */
+export type SessionOps = {
+  /** The session's model and cost from its record; null when the backend's stream names them itself. */
+  export: ((sessionId: string) => Promise<{ model: string | null; costUsd: number | null } | { error: string }>) | null;
+  delete: (sessionId: string) => Promise<true | { error: string | null }>;
+  /** The session the turn ran in when the backend knows it before any line names it (a server session). */
+  sessionId: string | null;
+};
+
+export type OpenedTurn = { source: UpstreamSource; ops: SessionOps };
+
+export type Backend = {
+  /** What run.started says about opencode: its path or URL and version, as far as they are known. */
+  readonly opencode: EventOf<"run.started">["opencode"];
+  /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
+  readonly problem: LaunchProblem | null;
+  /** What this backend cannot do for this turn (a problem), and what it warns about. */
+  check(turn: ResolvedTurn): { problem: LaunchProblem | null; warnings: Warning[] };
+  /** Opens the turn: its upstream source and session operations, or why it cannot start. */
+  open(turn: ResolvedTurn, input: TurnInput): Promise<OpenedTurn | { problem: LaunchProblem }>;
+};

@@ -1,0 +1,84 @@
+// The `opencode run` backend: one process per turn. Made once per run: the binary is located and
+// its version and flags learned once, however many turns follow. Each turn gets its invocation
+// (argv, environment, stdin) and its session operations (`opencode export`, `session delete`).
+import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
+import { splitterOptions } from "../events/split-options.js";
+import { mergeConfigContent } from "../opencode/config-content.js";
+import { majorOf, TESTED_RANGE } from "../opencode/features.js";
+import { buildInvocation, unsupportedFlags } from "../opencode/invocation.js";
+import { locateOpencode } from "../opencode/locate.js";
+import { detectOpencode } from "../opencode/version.js";
+import { DEFAULTS } from "../options/options.js";
+import { processSource } from "./process-source.js";
+import { deleteSession, exportSession } from "./session-commands.js";
+
+export type ProcessBackendSpec = {
+  /** An explicitly chosen binary, else null: bundled, then PATH. */
+  opencode: string | null;
+  env: NodeJS.ProcessEnv;
+};
+
+export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Backend> {
+  const located = locateOpencode(spec.opencode, spec.env.PATH);
+  const detected = located.ok ? await detectOpencode(located.binary, spec.env) : null;
+  const version = detected?.version ?? null;
+  const problem: LaunchProblem | null =
+    located.ok && detected ? null : { name: "OpencodeNotFound", message: located.ok ? "" : located.message };
+  const warnings: Warning[] =
+    detected && !detected.tested
+      ? [
+          {
+            code: "untested_opencode",
+            message:
+              (majorOf(version) ?? 0) >= 2
+                ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
+                : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
+          },
+        ]
+      : [];
+  return {
+    opencode: { path: located.ok ? located.binary.path : located.path, version },
+    problem,
+    check(turn) {
+      const missing = detected ? unsupportedFlags(turn, detected.features) : [];
+      return {
+        warnings,
+        problem:
+          missing.length > 0
+            ? { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` }
+            : null,
+      };
+    },
+    async open(turn, input) {
+      if (!located.ok || !detected) return { problem: problem! };
+      const invocation = buildInvocation({
+        ...turn,
+        binary: located.binary.path,
+        workspace: turn.dir,
+        prompt: input.prompt,
+        title: input.title,
+        permission: input.policy,
+        configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
+        baseEnv: turn.env,
+        features: detected.features,
+      });
+      const ctx = {
+        binary: invocation.file,
+        env: invocation.env,
+        cwd: invocation.cwd,
+        timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
+      };
+      return {
+        source: processSource(invocation, {
+          killAfterMs: turn.killAfterMs,
+          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
+        }),
+        ops: {
+          export: (id) => exportSession(ctx, id),
+          delete: (id) => deleteSession(ctx, id),
+          sessionId: null,
+        },
+      };
+    },
+  };
+}

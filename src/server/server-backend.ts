@@ -1,0 +1,228 @@
+// The server backend (--attach): turns run as sessions on a running opencode server. Made once per
+// run: the URL is parsed, the credentials found (URL, OPENCODE_SERVER_PASSWORD, or oc-exec's record
+// of a server it started) and the server's health checked once, however many turns follow. Each
+// turn finds or creates its session with the turn's permission rules and sends its prompt.
+import { extname } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
+import { readEnvironment } from "../environment.js";
+import { titleFor } from "../opencode/invocation.js";
+import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
+import {
+  displayUrl,
+  type PromptBody,
+  SERVER_ERROR_NAMES,
+  type ServerAuth,
+  ServerClient,
+  ServerError,
+} from "./client.js";
+import { findServer } from "./registry.js";
+import { serverSource } from "./server-source.js";
+
+/** The server API oc-exec was tested against: the releases whose event stream it was recorded from. */
+const SERVER_TESTED_VERSIONS = ["1.18.33"] as const;
+
+export type ServerBackendSpec = {
+  /** The URL as the caller gave it, and what the caller calls the option (--attach, attach). */
+  attach: string;
+  label: string;
+  env: NodeJS.ProcessEnv;
+};
+
+/** The URL as given, checked; credentials in it are taken out and used for basic auth. */
+function parseServerUrl(text: string, label: string): { url: URL; auth: ServerAuth } | LaunchProblem {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return {
+      name: "UsageError",
+      message: `${label} ${JSON.stringify(text)} is not a URL (e.g. http://127.0.0.1:4096)`,
+    };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return { name: "UsageError", message: `${label} ${JSON.stringify(text)} must be an http:// or https:// URL` };
+  const auth = url.password
+    ? { username: decodeURIComponent(url.username) || "opencode", password: decodeURIComponent(url.password) }
+    : null;
+  return { url, auth };
+}
+
+/**
+ * Credentials, first found wins: in the URL; OPENCODE_SERVER_PASSWORD (with OPENCODE_SERVER_USERNAME,
+ * default "opencode"), opencode's own convention; the password of a server `oc-exec server start` started.
+ */
+function serverAuth(url: URL, inUrl: ServerAuth, env: NodeJS.ProcessEnv): ServerAuth {
+  if (inUrl) return inUrl;
+  if (env.OPENCODE_SERVER_PASSWORD)
+    return { username: env.OPENCODE_SERVER_USERNAME || "opencode", password: env.OPENCODE_SERVER_PASSWORD };
+  const managed = findServer(env, displayUrl(url));
+  return managed ? { username: managed.username, password: managed.password } : null;
+}
+
+const NO_QUESTIONS: PermissionRule = { permission: "question", pattern: "*", action: "deny" };
+
+const MIME: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".pdf": "application/pdf",
+};
+
+/** What cannot reach a server another process started: per-turn opencode config and plugins. */
+function runOnlyFlags(turn: ResolvedTurn): string[] {
+  const refused: string[] = [];
+  if (turn.config.length > 0) refused.push(turn.labels.config);
+  if (turn.pure) refused.push(turn.labels.pure);
+  return refused;
+}
+
+export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backend> {
+  const parsed = parseServerUrl(spec.attach, spec.label);
+  if ("name" in parsed) return { opencode: { path: null, version: null, url: spec.attach }, ...unusable(parsed) };
+  const client = new ServerClient(parsed.url, serverAuth(parsed.url, parsed.auth, spec.env));
+  const opencode = { path: null, version: null as string | null, url: displayUrl(parsed.url) };
+  try {
+    opencode.version = (await client.health()).version;
+  } catch (error) {
+    if (!(error instanceof ServerError)) throw error;
+    // Too old: the way out is named as the caller knows it (--attach, attach).
+    const message = error.kind === "too_old" ? `${error.message}, or run without ${spec.label}` : error.message;
+    return { opencode, ...unusable({ name: SERVER_ERROR_NAMES[error.kind], message }) };
+  }
+  const warnings: Warning[] = (SERVER_TESTED_VERSIONS as readonly string[]).includes(opencode.version ?? "")
+    ? []
+    : [
+        {
+          code: "untested_opencode",
+          message: `the opencode server at ${client.shown} runs ${opencode.version ?? "an unknown release"}; oc-exec's server backend was tested with ${SERVER_TESTED_VERSIONS.join(", ")}, and its event stream may differ`,
+        },
+      ];
+  const recordTo = readEnvironment(spec.env).recordEvents;
+  return {
+    opencode,
+    problem: null,
+    check(turn) {
+      const refused = runOnlyFlags(turn);
+      return {
+        warnings,
+        problem:
+          refused.length > 0
+            ? {
+                name: "UnsupportedFlag",
+                message: `${refused.join(" and ")} cannot apply to a running server: its configuration and plugins are the ones it started with (restart it with them, or run without ${turn.labels.attach})`,
+              }
+            : null,
+      };
+    },
+    async open(turn, input) {
+      // The policy reaches the server as the session's rules; OPENCODE_PERMISSION does too, since the
+      // server cannot see this process's environment.
+      const inherited = turn.env.OPENCODE_PERMISSION ? safeJson(turn.env.OPENCODE_PERMISSION) : null;
+      // Nobody can answer the question tool in a headless turn, so it is not offered; a rule of the
+      // caller's that allows it comes later and wins (opencode applies the last matching rule).
+      const rules: PermissionRule[] = [
+        NO_QUESTIONS,
+        ...(input.policy ? rulesetOf(input.policy) : inherited ? rulesetOf(inherited) : []),
+      ];
+      const slash = turn.model?.indexOf("/") ?? -1;
+      if (turn.model && slash <= 0)
+        return {
+          problem: {
+            name: "UsageError",
+            message: `the model must be provider/model, not ${JSON.stringify(turn.model)}`,
+          },
+        };
+      let sessionId: string | null = null;
+      try {
+        sessionId = await resolveSession(client, turn, rules, input.title ?? titleFor(input.prompt));
+      } catch (error) {
+        if (!(error instanceof ServerError)) throw error;
+        if (error.kind === "http" && error.status === 404 && turn.session)
+          return {
+            problem: { name: "SessionNotFound", message: `Session not found: ${turn.session} (on ${client.shown})` },
+          };
+        return { problem: { name: SERVER_ERROR_NAMES[error.kind], message: error.message } };
+      }
+      if (sessionId === null)
+        return {
+          problem: {
+            name: "SessionNotFound",
+            message: `there is no session to continue in ${turn.dir} on ${client.shown}`,
+          },
+        };
+      const body: PromptBody = {
+        parts: [
+          { type: "text", text: input.prompt },
+          ...turn.files.map((file) => ({
+            type: "file" as const,
+            mime: MIME[extname(file).toLowerCase()] ?? "text/plain",
+            url: pathToFileURL(file).href,
+            filename: file.split("/").at(-1) ?? file,
+          })),
+        ],
+      };
+      if (turn.model) body.model = { providerID: turn.model.slice(0, slash), modelID: turn.model.slice(slash + 1) };
+      if (turn.agent) body.agent = turn.agent;
+      if (turn.variant) body.variant = turn.variant;
+      const directory = turn.dir;
+      const id = sessionId;
+      return {
+        source: serverSource({
+          client,
+          directory,
+          sessionId: id,
+          body,
+          auto: turn.auto,
+          deltas: turn.textDeltas,
+          killAfterMs: turn.killAfterMs,
+          recordTo,
+        }),
+        ops: {
+          export: null,
+          sessionId: id,
+          delete: (sid) =>
+            client.deleteSession(directory, sid).then(
+              () => true as const,
+              (error: Error) => ({ error: `deleting session ${sid} on ${client.shown} failed: ${error.message}` }),
+            ),
+        },
+      };
+    },
+  };
+}
+
+/** A backend every turn of which ends with the same problem: the server cannot be used. */
+function unusable(problem: LaunchProblem): Pick<Backend, "problem" | "check" | "open"> {
+  return { problem, check: () => ({ problem: null, warnings: [] }), open: async () => ({ problem }) };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** The session the turn runs in: resumed (--session, --continue), forked from it, or new. */
+async function resolveSession(
+  client: ServerClient,
+  turn: ResolvedTurn,
+  rules: PermissionRule[],
+  title: string,
+): Promise<string | null> {
+  let resumed: string | null = null;
+  if (turn.session) resumed = (await client.getSession(turn.dir, turn.session)).id;
+  else if (turn.continue) resumed = (await client.listSessions(turn.dir))[0]?.id ?? null;
+  if (resumed === null) {
+    if (turn.session || turn.continue) return null;
+    return (await client.createSession(turn.dir, { title, permission: rules })).id;
+  }
+  const id = turn.fork ? (await client.forkSession(turn.dir, resumed)).id : resumed;
+  await client.updateSession(turn.dir, id, { permission: rules });
+  return id;
+}
