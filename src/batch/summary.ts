@@ -1,10 +1,14 @@
-// The batch summary line, built the same way by `oc-exec batch` and `oc-exec merge`, with the one
-// exit rule: 0 every task succeeded; 1 some task did not; 6 a batch budget stopped it; 130/143 a
-// signal; 5 the batch is not complete (merge: a task or shard missing or duplicated).
-import { EXIT_CODES, type OutcomeClass } from "../contract/exit-codes.js";
-import type { BatchResult, TaskOutcome, Usage } from "../contract/schema.js";
+// The batch summary line, built the same way by `oc-exec batch` and `oc-exec merge`, through the
+// one exit ladder (outcome/many-turns-end.ts): 0 every task succeeded; 1 some task did not; 6 a
+// batch budget stopped it; 130/143 a signal; 5 the batch is not complete (it could not run; merge:
+// a task or shard missing or duplicated). It is stamped by an emitter of its own: batch.result
+// counts seq in its own scope (0), apart from every task's events.
+import type { OutcomeClass } from "../contract/exit-codes.js";
+import type { BatchResult, EventOf, TaskOutcome, Usage } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
 import { emptyUsage } from "../contract/usage.js";
+import { Emitter } from "../events/emitter.js";
+import { manyTurnsExit } from "../outcome/many-turns-end.js";
 
 export type BatchEnd = {
   tasks: TaskOutcome[];
@@ -17,35 +21,17 @@ export type BatchEnd = {
   stop: OutcomeClass | null;
 };
 
-/**
- * The summary of a batch that could not run (a malformed tasks file, a bad flag, no server): no
- * task, the problems, exit 5. A batch stream ends with a batch.result even then, so a script that
- * reads the summary, and `merge`, learn why instead of finding nothing.
- */
-export function batchNotRun(problems: string[], shard: BatchResult["shard"]): BatchResult {
-  return batchResult({ tasks: [], usage: emptyUsage(), costUsd: 0, durationMs: 0, shard, problems, stop: null });
-}
-
-export function batchResult(end: BatchEnd): BatchResult {
+/** Writes the batch's summary line through an emitter of its own scope; returns it as written. */
+export function writeBatchResult(end: BatchEnd, write: (event: BatchResult) => void): BatchResult {
   const counts: Record<string, number> = {};
   for (const t of end.tasks) if (t.run !== "skipped") counts[t.class] = (counts[t.class] ?? 0) + 1;
-  const ok = end.problems.length === 0 && end.stop === null && end.tasks.every((t) => t.class === "success");
-  // A signal outranks everything; an incomplete batch (problems) outranks the budget that stopped it.
-  const exitCode =
-    end.stop === "interrupted" || end.stop === "terminated"
-      ? EXIT_CODES[end.stop]
-      : end.problems.length > 0
-        ? EXIT_CODES.config_error
-        : end.stop !== null
-          ? EXIT_CODES[end.stop]
-          : ok
-            ? EXIT_CODES.success
-            : EXIT_CODES.agent_error;
-  return {
+  const { ok, exitCode } = manyTurnsExit({
+    stop: end.stop,
+    incomplete: end.problems.length > 0,
+    allSucceeded: end.tasks.every((t) => t.class === "success"),
+  });
+  const draft: Omit<EventOf<"batch.result">, "seq" | "time" | "session_id"> = {
     type: "batch.result",
-    seq: 0,
-    time: new Date().toISOString(),
-    session_id: null,
     schema_version: SCHEMA_VERSION,
     ok,
     exit_code: exitCode,
@@ -57,4 +43,29 @@ export function batchResult(end: BatchEnd): BatchResult {
     shard: end.shard,
     problems: end.problems,
   };
+  let written: BatchResult | null = null;
+  new Emitter(
+    (event) => {
+      written = event as BatchResult;
+      write(written);
+    },
+    () => null,
+  ).emit(draft);
+  return written!;
+}
+
+/**
+ * The summary of a batch that could not run (a malformed tasks file, a bad flag, no server): no
+ * task, the problems, exit 5. A batch stream ends with a batch.result even then, so a script that
+ * reads the summary, and `merge`, learn why instead of finding nothing.
+ */
+export function writeBatchNotRun(
+  problems: string[],
+  shard: BatchResult["shard"],
+  write: (event: BatchResult) => void,
+): BatchResult {
+  return writeBatchResult(
+    { tasks: [], usage: emptyUsage(), costUsd: 0, durationMs: 0, shard, problems, stop: null },
+    write,
+  );
 }

@@ -3,17 +3,17 @@
 // Exit 0 when ready, 5 when not. The report goes to stderr; --json prints it on stdout.
 import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { stripAnsi } from "../events/stderr-lines.js";
-import { TESTED_RANGE } from "../opencode/features.js";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ResultEvent } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import { readEnvironment } from "../environment.js";
+import { stripAnsi } from "../events/stderr-lines.js";
+import { TESTED_RANGE } from "../opencode/features.js";
 import { buildEnv } from "../opencode/invocation.js";
+import { locateOpencode } from "../opencode/locate.js";
 import { invalidInheritedPolicy } from "../opencode/permissions.js";
 import { lastLine, runSideCommand } from "../opencode/side-command.js";
-import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
-import { EXIT_CODES } from "../contract/exit-codes.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { VERSION } from "../version.js";
 
@@ -63,7 +63,7 @@ async function probe(
   opencode: string | undefined,
   env: NodeJS.ProcessEnv,
 ): Promise<Check> {
-  const { runTurn } = await import("../turn/run-turn.js");
+  const { runTurn } = await import("../api/run-turn.js");
   const started = Date.now();
   let result: ResultEvent | null = null;
   let retries = 0;

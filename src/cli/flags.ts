@@ -1,9 +1,10 @@
 // Flags in, options out: what the command line gives, as the library's options plus the few
 // settings only the CLI has (prompt sources, progress display). Defaults are not applied here:
 // resolveTurnOptions owns them, so an unset flag stays undefined.
-import type { OptionLabels } from "../outcome/labels.js";
+
 import { splitList } from "../opencode/permissions.js";
-import type { RunTurnOptions } from "../turn/options.js";
+import type { RunTurnOptions } from "../options/options.js";
+import type { OptionLabels } from "../outcome/labels.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
 

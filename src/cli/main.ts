@@ -8,12 +8,21 @@ import { displayFrom, quietRequested, type RawFlags } from "./flags.js";
 import { type Actions, buildProgram } from "./program.js";
 import { rewriteResume } from "./resume.js";
 
-export type CliIo = { argv: string[]; env: NodeJS.ProcessEnv; stdin: NodeJS.ReadStream; stderr: NodeJS.WriteStream };
+/** What the CLI reads and writes: handed in once, so no command reaches for process.* itself. */
+export type CliIo = {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  stdin: NodeJS.ReadStream;
+  /** Written only through output/stdout-writer.ts: JSONL events, or text a command was asked for. */
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+};
 
 const defaultIo = (): CliIo => ({
   argv: process.argv.slice(2),
   env: process.env,
   stdin: process.stdin,
+  stdout: process.stdout,
   stderr: process.stderr,
 });
 
@@ -21,9 +30,9 @@ const HELP_CODES = new Set(["commander.helpDisplayed", "commander.help", "comman
 const BATCH_COMMANDS = new Set(["batch", "merge"]);
 
 /** A batch or merge that could not run still ends its stream with a batch.result naming why. */
-async function batchNotRun(problem: string, io: CliIo): Promise<number> {
-  const { writeBatchNotRun } = await import("./batch-command.js");
-  return writeBatchNotRun([problem], null, io);
+async function batchCouldNotRun(problem: string, io: CliIo): Promise<number> {
+  const { batchNotRun } = await import("./batch-command.js");
+  return batchNotRun([problem], null, io);
 }
 
 export async function main(io: CliIo = defaultIo()): Promise<number> {
@@ -36,7 +45,7 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       io.stderr.write(`oc-exec ${name}: ${error.message}\n`);
-      status = BATCH_COMMANDS.has(name) ? await batchNotRun(error.message, io) : EXIT_CODES.config_error;
+      status = BATCH_COMMANDS.has(name) ? await batchCouldNotRun(error.message, io) : EXIT_CODES.config_error;
     }
   };
   // Each command is loaded when it runs: --help and usage errors do not pay for execa and the turn.
@@ -52,7 +61,7 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     },
     async schema() {
       const { renderJsonSchema } = await import("../contract/json-schema.js");
-      writeStdoutText(renderJsonSchema());
+      writeStdoutText(renderJsonSchema(), io.stdout);
     },
     replay: (file, flags) =>
       offline("replay", async () => (await import("./offline.js")).replayCommand(file, flags, io)),
@@ -71,7 +80,10 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       status = await doctorCommand(flags, io);
     },
   };
-  const program = buildProgram({ writeOut: writeStdoutText, writeErr: (s) => io.stderr.write(s) }, actions);
+  const program = buildProgram(
+    { writeOut: (s) => writeStdoutText(s, io.stdout), writeErr: (s) => io.stderr.write(s) },
+    actions,
+  );
   const argv = rewriteResume(io.argv, program);
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -80,7 +92,7 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     if (error instanceof CommanderError) {
       if (HELP_CODES.has(error.code)) return EXIT_CODES.success;
       // commander has printed its "error: ..." line.
-      if (BATCH_COMMANDS.has(argv[0] ?? "")) return batchNotRun(error.message.replace(/^error:\s*/, ""), io);
+      if (BATCH_COMMANDS.has(argv[0] ?? "")) return batchCouldNotRun(error.message.replace(/^error:\s*/, ""), io);
       return usageFailure({ name: "UsageError", message: error.message.replace(/^error:\s*/, "") }, argv, io, false);
     }
     if (error instanceof ConfigError) return usageFailure(error, argv, io, true);

@@ -2,12 +2,12 @@
 // stream; `validate` checks a saved oc-exec stream against the published contract.
 import { createReadStream, existsSync, openSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { validateStream } from "../contract/validate-stream.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
+import { validateStream } from "../contract/validate-stream.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js";
 import { createReporter } from "../progress/reporter.js";
-import { openReplay, type Replay } from "../turn/replay.js";
+import { openReplay, type Replay } from "../replay/replay.js";
 import { parseCount } from "./duration.js";
 
 async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Buffer> {

@@ -12,7 +12,7 @@ import { detectOpencode } from "../opencode/version.js";
 import { ConfigError } from "../outcome/errors.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { displayUrl } from "../server/client.js";
-import { liveServers, startServer, stopServer, supervise } from "../server/managed.js";
+import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../server/managed.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
 import { SERVER_IDLE_DEFAULT } from "./flags.js";
 import type { CliIo } from "./main.js";
@@ -35,13 +35,13 @@ export async function serverCommand(
       case "list":
         for (const server of liveServers(io.env)) {
           const { password: _secret, username: _user, ...shown } = server;
-          writeStdoutText(`${JSON.stringify(shown)}\n`);
+          writeStdoutText(`${JSON.stringify(shown)}\n`, io.stdout);
         }
         return EXIT_CODES.success;
       case "stop":
         return await stop(args, flags, io, say);
       case "supervise":
-        return await supervise(io.env, (line) => process.stdout.write(line));
+        return await supervise(io.env, (line) => writeStdoutText(line, io.stdout));
     }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -74,17 +74,16 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
       self: [process.execPath, process.argv[1]!],
       startTimeoutMs: START_TIMEOUT_MS,
     });
-    writeStdoutText(`${server.url}\n`);
+    writeStdoutText(`${server.url}\n`, io.stdout);
     say(
       `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
     );
     return EXIT_CODES.success;
   } catch (error) {
-    // A release too old for the server backend is the caller's to fix: exit 5 (above).
-    if (error instanceof ConfigError) throw error;
-    const message = (error as Error).message;
-    say(message);
-    return /within \d+ ms/.test(message) ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
+    // A release too old for the server backend is the caller's to fix: a ConfigError, exit 5 (above).
+    if (!(error instanceof ServerStartError)) throw error;
+    say(error.message);
+    return error.timedOut ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
   }
 }
 

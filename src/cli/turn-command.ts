@@ -1,18 +1,15 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
-import { BROKEN_PIPE_EXIT, EXIT_CODES } from "../contract/exit-codes.js";
-import type { OcEvent } from "../contract/schema.js";
+import { makeBackend } from "../backend/make-backend.js";
 import { readEnvironment } from "../environment.js";
-import type { StopReason } from "../outcome/classify.js";
+import type { RunTurnOptions } from "../options/options.js";
+import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
-import { createStdoutWriter } from "../output/stdout-writer.js";
 import { createReporter } from "../progress/reporter.js";
 import type { RunningRehearsal } from "../scripted/rehearsal.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
-import type { RunTurnOptions } from "../turn/options.js";
-import { type PromptReader, resolveTurnOptions } from "../turn/resolve-options.js";
-import { TurnControl } from "../turn/control.js";
 import { executeTurn } from "../turn/execute.js";
+import { type Driver, deliver } from "./deliver.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./main.js";
 import { readPrompt } from "./prompt.js";
@@ -44,7 +41,13 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       },
       { labels: FLAG_LABELS, prompt: rehearsal ? rehearsedPrompt(read, rehearse!, rehearsal) : read },
     );
-    return await deliverTurn((sink, control) => executeTurn(resolved, sink, control), cli.display, io, reporter);
+    const backend = makeBackend(resolved);
+    return await deliverTurn(
+      (sink, control) => executeTurn(resolved, backend, sink, control),
+      cli.display,
+      io,
+      reporter,
+    );
   } finally {
     reporter.stop();
     await rehearsal?.stop();
@@ -83,67 +86,34 @@ function rehearsedPrompt(read: PromptReader, name: string, rehearsal: RunningReh
   };
 }
 
-/** Runs a turn, handing each event to the sink as it happens; resolves with the result. */
-export type TurnDriver = (sink: (event: OcEvent) => void, control: TurnControl) => Promise<unknown>;
-
 /**
- * Writes a turn's events to stdout and its progress to stderr; returns the exit status. Events
- * are handled as the engine emits them, with no queue between: a reader slower than opencode
- * holds opencode back (control.backpressure) instead of letting events pile up in memory.
+ * Writes a turn's (or a conversation's) events to stdout and its progress to stderr; returns the
+ * exit status. Shared with usage failures, which have no turn but still write their result.
  */
 export async function deliverTurn(
-  drive: TurnDriver,
+  drive: Driver,
   display: Display,
   io: CliIo,
   reporter?: Awaited<ReturnType<typeof createReporter>>,
 ): Promise<number> {
   const progress = reporter ?? (await createReporter({ ...display, stream: io.stderr, env: io.env }));
-  const control = new TurnControl();
-  let brokenPipe = false;
-  const stdout = createStdoutWriter(process.stdout, () => {
-    brokenPipe = true;
-    control.abort({ kind: "broken_pipe" });
-  });
-  const onSignal = (signal: NodeJS.Signals) => {
-    const reason: StopReason = signal === "SIGINT" ? { kind: "interrupted", signal } : { kind: "terminated", signal };
-    control.abort(reason);
-  };
-  const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
-  for (const s of signals) process.on(s, onSignal);
-  let exitCode: number = EXIT_CODES.internal_error;
   let showing = true;
-  let holding = false;
-  const sink = (event: OcEvent) => {
-    const behind = !stdout.write(event);
-    // A conversation's own result comes after its turns' and is the exit status.
-    if (event.type === "result" || event.type === "conversation.result") exitCode = event.exit_code;
-    if (showing) {
-      try {
-        progress.event(event);
-      } catch (error) {
-        // Progress is a courtesy; a failure in it must not cost the turn or its result line.
-        showing = false;
-        io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
-      }
-    }
-    if (behind && !holding) {
-      holding = true;
-      control.backpressure(true);
-      void stdout.drained().then(() => {
-        holding = false;
-        control.backpressure(false);
-      });
-    }
-  };
   try {
-    await drive(sink, control);
-    // The result is written; let the reader take the rest before the exit status is set.
-    if (holding) await stdout.drained();
+    return await deliver(drive, io, {
+      event(event) {
+        if (!showing) return;
+        try {
+          progress.event(event);
+        } catch (error) {
+          // Progress is a courtesy; a failure in it must not cost the turn or its result line.
+          showing = false;
+          io.stderr.write(`oc-exec: progress display failed, continuing without it: ${String(error)}\n`);
+        }
+      },
+    });
   } finally {
     progress.stop();
-    for (const s of signals) process.off(s, onSignal);
   }
-  return brokenPipe || stdout.broken ? BROKEN_PIPE_EXIT : exitCode;
 }
 
 /**
@@ -162,13 +132,23 @@ async function conversationCommand(
       "--input-format jsonl reads every turn from stdin; give no prompt arguments or --prompt-file",
       "UsageError",
     );
-  const { runConversation } = await import("../turn/conversation.js");
+  const { runConversation } = await import("../conversation/run-conversation.js");
   const { createInterface } = await import("node:readline");
   const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");
-  const input = new AbortController();
-  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });
+  // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.
+  const { maxSteps, maxTokens, maxCostUsd, timeoutMs, ...perTurn } = options;
+  const limits = resolveWholeLimits(
+    "conversation",
+    { maxSteps, maxTokens, maxCostUsd, timeoutMs },
+    {
+      steps: FLAG_LABELS.maxSteps,
+      tokens: FLAG_LABELS.maxTokens,
+      cost_usd: FLAG_LABELS.maxCostUsd,
+      timeout: FLAG_LABELS.timeoutMs,
+    },
+  );
   const turn = {
-    ...options,
+    ...perTurn,
     env: io.env,
     maxSteps: flags.turnMaxSteps === undefined ? undefined : parseCount(flags.turnMaxSteps, "--turn-max-steps"),
     maxTokens: flags.turnMaxTokens === undefined ? undefined : parseCount(flags.turnMaxTokens, "--turn-max-tokens"),
@@ -183,24 +163,17 @@ async function conversationCommand(
     maxCostUsd: "--turn-max-cost-usd",
     timeoutMs: "--turn-timeout",
   };
-  // Checked once before anything is written, as for a single turn.
-  resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
+  // Checked once before anything is written, as for a single turn; the backend is made once too.
+  const checked = resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
+  const backend = await makeBackend(checked);
+  // Read from here on: readline drops the lines it reads before anyone iterates them.
+  const input = new AbortController();
+  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });
   const plan = {
     turn,
     labels,
-    limits: {
-      maxSteps: options.maxSteps || null,
-      maxTokens: options.maxTokens || null,
-      maxCostUsd: options.maxCostUsd || null,
-      timeoutMs: options.timeoutMs || null,
-      // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.
-      options: {
-        steps: FLAG_LABELS.maxSteps,
-        tokens: FLAG_LABELS.maxTokens,
-        cost_usd: FLAG_LABELS.maxCostUsd,
-        timeout: FLAG_LABELS.timeoutMs,
-      },
-    },
+    limits,
+    backend,
     lines,
     stopInput: () => input.abort(),
   };

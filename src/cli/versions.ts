@@ -1,8 +1,8 @@
 // `oc-exec --version`: both versions, cheaply. The bundled opencode's version comes from its
 // package.json; another binary's from the cached `opencode --version`.
 import { readEnvironment } from "../environment.js";
-import { locateOpencode } from "../opencode/locate.js";
 import { TESTED_RANGE } from "../opencode/features.js";
+import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { VERSION } from "../version.js";

@@ -4,9 +4,8 @@
 // tests validate every line we write, with zod and independently with ajv.
 import { z } from "zod";
 import { OUTCOME_CLASSES } from "./exit-codes.js";
-import { WARNING_CODES } from "./warning-codes.js";
-
 import { SCHEMA_VERSION } from "./schema-version.js";
+import { WARNING_CODES } from "./warning-codes.js";
 
 export { SCHEMA_VERSION };
 

@@ -1,10 +1,11 @@
 // The one prioritized classification: every way a turn can end maps to exactly one class, checked
 // in the fixed order of CLASS_PRECEDENCE (exit-codes.ts). Pure: facts in, outcome out.
-import type { TurnFacts, UpstreamError } from "../events/normalize.js";
-import type { ErrorDetail } from "../contract/schema.js";
+
 import { CLASS_PRECEDENCE, type OutcomeClass } from "../contract/exit-codes.js";
+import type { ErrorDetail } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import { redact } from "../events/redact.js";
+import type { TurnFacts, UpstreamError } from "../events/turn-facts.js";
 import { type FailOn, failOnError } from "./fail-on.js";
 import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
 
@@ -26,23 +27,6 @@ export type StopReason =
   /** opencode is waiting at an interactive permission prompt that nobody can answer. */
   | { kind: "blocked" };
 
-/**
- * The class a stop gives what it cut short beyond one turn: a conversation's or a batch's summary,
- * a task the batch never started. (A turn's own class comes from classifyOutcome.)
- */
-export function stopClass(reason: StopReason): OutcomeClass {
-  switch (reason.kind) {
-    case "interrupted":
-    case "terminated":
-    case "timeout":
-      return reason.kind;
-    case "budget":
-      return "budget_exceeded";
-    default:
-      return "agent_error";
-  }
-}
-
 export type ProcessEnd = { exitCode: number | null; signal: string | null };
 
 export type TurnEnd = {
@@ -55,6 +39,8 @@ export type TurnEnd = {
   outputError: string | null;
   /** The upstream source was lost mid-turn (--attach: the server went away or its stream broke). */
   lost?: { name: string; message: string } | null;
+  /** A stop of many turns together (`stop`) kept this one from starting: it is reported, not run. */
+  notRun?: { scope: WholeLimit["scope"] } | null;
 };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
@@ -104,8 +90,31 @@ const BUDGET_USED: Record<BudgetLimit, (used: number) => string> = {
   cost_usd: (used) => `the turn used ${used}`,
 };
 
+const NOT_STARTED: Record<WholeLimit["scope"], string> = { batch: "task", conversation: "turn" };
+
+/** Why a turn never started: the stop of its batch, in the words of that stop. */
+function notRunDetail(stop: StopReason, scope: WholeLimit["scope"]): ErrorDetail {
+  const why =
+    stop.kind === "budget"
+      ? `the ${scope} budget (${stop.whole?.option} ${stop.max}) was crossed`
+      : stop.kind === "timeout"
+        ? `the ${scope}'s timeout (${stop.whole?.option}) fired`
+        : `the ${scope} was stopped (${"signal" in stop ? stop.signal : stop.kind})`;
+  return detail("NotRun", `${why} before this ${NOT_STARTED[scope]} started`);
+}
+
 /** Each check returns an outcome when its class applies; they run in precedence order. */
 type Check = (facts: TurnFacts, end: TurnEnd, labels: OptionLabels) => ErrorDetail | null | undefined;
+
+/** The stops of a batch or conversation reach the turns it never started as NotRun, with the stop's class. */
+const stopCheck =
+  (kind: StopReason["kind"], check: Check): Check =>
+  (facts, end, labels) =>
+    end.stop?.kind !== kind
+      ? undefined
+      : end.notRun
+        ? notRunDetail(end.stop, end.notRun.scope)
+        : check(facts, end, labels);
 
 const CHECKS: Record<OutcomeClass, Check> = {
   internal_error: (_f, end) =>
@@ -115,15 +124,17 @@ const CHECKS: Record<OutcomeClass, Check> = {
           `oc-exec failed: ${end.internalError.message}. This is a bug in oc-exec; please report it.`,
         )
       : undefined,
-  interrupted: (_f, end) =>
+  interrupted: stopCheck("interrupted", (_f, end) =>
     end.stop?.kind === "interrupted"
       ? detail("Interrupted", `oc-exec received ${end.stop.signal} and stopped the turn`)
       : undefined,
-  terminated: (_f, end) =>
+  ),
+  terminated: stopCheck("terminated", (_f, end) =>
     end.stop?.kind === "terminated"
       ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`)
       : undefined,
-  timeout: (_f, end, labels) =>
+  ),
+  timeout: stopCheck("timeout", (_f, end, labels) =>
     end.stop?.kind === "timeout"
       ? detail(
           "TimeoutError",
@@ -135,7 +146,8 @@ const CHECKS: Record<OutcomeClass, Check> = {
           },
         )
       : undefined,
-  budget_exceeded: (_f, end, labels) => {
+  ),
+  budget_exceeded: stopCheck("budget", (_f, end, labels) => {
     if (end.stop?.kind !== "budget") return undefined;
     const { limit, max, used, whole } = end.stop;
     return detail(
@@ -147,7 +159,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
         budget: { limit, max, used },
       },
     );
-  },
+  }),
   config_error: (facts, end) => {
     if (end.launchError) return detail(end.launchError.name, end.launchError.message);
     const upstream = facts.errors.find((e) => e.class === "config_error");

@@ -1,7 +1,7 @@
 // --fail-on: conditions a caller can name that turn a turn opencode calls successful into a
 // failure (agent_error), because the work they wanted did not happen. Pure.
 import type { ErrorDetail } from "../contract/schema.js";
-import type { TurnFacts } from "../events/normalize.js";
+import type { TurnFacts } from "../events/turn-facts.js";
 
 export const FAIL_ON_CONDITIONS = {
   "tool-error": "a tool call ended in error",

@@ -1,8 +1,9 @@
 // Builds the final `result` event from the turn's facts and its classification.
-import type { TurnFacts } from "../events/normalize.js";
-import type { EventOf } from "../contract/schema.js";
-import type { Outcome, ProcessEnd } from "./classify.js";
+
 import { exitCodeOf } from "../contract/exit-codes.js";
+import type { EventOf } from "../contract/schema.js";
+import type { TurnFacts } from "../events/turn-facts.js";
+import type { Outcome, ProcessEnd } from "./classify.js";
 
 export type ResultDraft = Omit<EventOf<"result">, "seq" | "time" | "session_id">;
 

@@ -84,12 +84,12 @@ let textReaderGone = false;
  * Text on request (help, versions, `oc-exec schema`, reports with --json): the other things stdout
  * carries, only when asked. A reader that goes away early (`--help | head -3`) is not an error.
  */
-export function writeStdoutText(text: string): void {
+export function writeStdoutText(text: string, stream: NodeJS.WritableStream = process.stdout): void {
   if (textReaderGone) return;
-  if (process.stdout.listenerCount("error") === 0) {
-    process.stdout.on("error", () => {
+  if (stream.listenerCount("error") === 0) {
+    stream.on("error", () => {
       textReaderGone = true;
     });
   }
-  process.stdout.write(text);
+  stream.write(text);
 }

@@ -1,8 +1,9 @@
 // Turns events into the human lines on stderr. Pure: the same lines serve the CI log (plain) and
 // the terminal (above the spinner); color is injected so NO_COLOR and pipes get none.
+
+import { CLASS_MEANING } from "../contract/exit-codes.js";
 import type { OcEvent, ResultEvent, Usage } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
-import { CLASS_MEANING } from "../contract/exit-codes.js";
 
 export type Paint = {
   ok(s: string): string;

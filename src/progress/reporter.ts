@@ -1,13 +1,14 @@
 // Human progress on stderr. In a terminal: an ora spinner with the elapsed time, current step and
 // running figures, with event lines printed above it. Elsewhere (CI logs): plain lines, no cursor
 // movement. --quiet: nothing.
+
+import { appendFileSync } from "node:fs";
 import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../contract/schema.js";
-import { appendFileSync } from "node:fs";
 import { formatDuration } from "../duration.js";
 import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
-import { canDrawLiveLine, createSpinner } from "./spinner.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
+import { canDrawLiveLine, createSpinner } from "./spinner.js";
 
 /** An INFO or DEBUG line of opencode's own log. */
 function isChatter(line: string): boolean {

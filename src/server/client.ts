@@ -5,7 +5,7 @@
 // kind says what went wrong. node:http rather than fetch: undici's fetch took a warm turn's peak
 // RSS from ~45 MB to ~85 MB (measured here with the same requests). The server's version comes
 // from GET /global/health; the caller compares it with the tested releases (prepare-server.ts).
-import { type IncomingMessage, request as httpRequest } from "node:http";
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { PermissionRule } from "../opencode/permissions.js";
 import { SseParser } from "./sse.js";
@@ -184,7 +184,7 @@ export class ServerClient {
       if (await this.describesOpencode())
         throw new ServerError(
           "too_old",
-          `the opencode server at ${this.shown} is too old for oc-exec's server backend: it has no GET /global/health (opencode 1.14.41 and 1.18.33 have it; 1.18.33 is the release oc-exec is tested with). Upgrade opencode there, or run without --attach`,
+          `the opencode server at ${this.shown} is too old for oc-exec's server backend: it has no GET /global/health (opencode 1.14.41 and 1.18.33 have it; 1.18.33 is the release oc-exec is tested with). Upgrade opencode there`,
           error.status,
         );
       if (error.kind === "http" && error.status === 404)

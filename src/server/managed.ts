@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import { ConfigError } from "../outcome/errors.js";
 import { ServerClient, ServerError } from "./client.js";
@@ -39,6 +40,29 @@ type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
 };
 
 const SUPERVISE_ENV = "OC_EXEC_SUPERVISE";
+
+/** The supervisor's one report to `server start`, a JSON line on its stdout. */
+type SupervisorReport = { ready: string } | { failed: string; timedOut: boolean } | { unsupported: string };
+
+/** The server did not start: opencode failed, or did not answer in time (timedOut). */
+export class ServerStartError extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+    this.name = "ServerStartError";
+  }
+}
+
+function readReport(line: string): SupervisorReport | null {
+  try {
+    const value = JSON.parse(line) as SupervisorReport;
+    return value !== null && typeof value === "object" ? value : null;
+  } catch {
+    return null;
+  }
+}
 const STOP_GRACE_MS = 3_000;
 
 /** Starts a server through a detached supervisor; resolves with its record, or rejects with why not. */
@@ -61,28 +85,35 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     env: { ...request.env, [SUPERVISE_ENV]: JSON.stringify(config) },
     cwd: request.dir,
   });
-  const report = await new Promise<string>((resolve) => {
+  const report = await new Promise<SupervisorReport>((resolve) => {
     let text = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       text += chunk.toString();
-      if (text.includes("\n")) resolve(text.slice(0, text.indexOf("\n")));
+      const end = text.indexOf("\n");
+      if (end !== -1)
+        resolve(
+          readReport(text.slice(0, end)) ?? { failed: `the supervisor said ${text.slice(0, end)}`, timedOut: false },
+        );
     });
-    child.once("exit", (code, signal) => resolve(text || `failed the supervisor exited (${signal ?? code})`));
-    child.once("error", (error) => resolve(`failed ${error.message}`));
+    child.once("exit", (code, signal) =>
+      resolve({ failed: `the supervisor exited (${signal ?? code}) before it reported`, timedOut: false }),
+    );
+    child.once("error", (error) => resolve({ failed: error.message, timedOut: false }));
   });
   child.stdout!.destroy();
   child.unref();
-  if (report.startsWith("unsupported ")) throw new ConfigError(report.slice("unsupported ".length));
-  if (!report.startsWith("ready ")) throw new Error(report.replace(/^failed /, ""));
-  const server = findServer(request.env, report.slice("ready ".length));
-  if (!server) throw new Error("the server started but its record is missing");
+  if ("unsupported" in report) throw new ConfigError(report.unsupported);
+  if ("failed" in report) throw new ServerStartError(report.failed, report.timedOut);
+  const server = findServer(request.env, report.ready);
+  if (!server) throw new ServerStartError("the server started but its record is missing", false);
   return server;
 }
 
 /** `server supervise ID`: runs in the background for the server's whole life. */
 export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) => void): Promise<number> {
+  const report = (value: SupervisorReport) => write(`${JSON.stringify(value)}\n`);
   const config = JSON.parse(env[SUPERVISE_ENV] ?? "null") as SuperviseConfig | null;
-  if (!config) return 5;
+  if (!config) return EXIT_CODES.config_error;
   const serverEnv: NodeJS.ProcessEnv = { ...env, OPENCODE_SERVER_PASSWORD: config.password };
   delete serverEnv[SUPERVISE_ENV];
   delete serverEnv.OPENCODE_SERVER_USERNAME;
@@ -118,10 +149,11 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   });
   if (url === null || pid === undefined) {
     if (pid !== undefined) stopTree(pid, "SIGKILL");
-    write(
-      `failed opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${config.startTimeoutMs} ms`}\n`,
-    );
-    return 1;
+    report({
+      failed: `opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${config.startTimeoutMs} ms`}`,
+      timedOut: !exited,
+    });
+    return exited ? EXIT_CODES.agent_error : EXIT_CODES.timeout;
   }
   const client = new ServerClient(new URL(url), { username: "opencode", password: config.password });
   // A release whose server lacks the routes a turn needs is refused now, not at the first turn.
@@ -131,8 +163,8 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   );
   if (tooOld) {
     await stopProcessTree(pid);
-    write(`unsupported ${tooOld.replace(/ or run without --attach$/, " or use oc-exec without a server")}\n`);
-    return 5;
+    report({ unsupported: `${tooOld}, or use oc-exec without a server` });
+    return EXIT_CODES.config_error;
   }
   const record: ManagedServer = {
     id: config.id,
@@ -147,59 +179,88 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     password: config.password,
   };
   writeServer(env, record);
-  write(`ready ${url}\n`);
+  report({ ready: url });
 
+  return watch(env, config, client, opencode);
+}
+
+/**
+ * The supervisor's life after the report: it ends (resolving, so the entry sets the exit status)
+ * when opencode exits, when `server stop` signals it, or after the idle time with no turn running.
+ * Everything it holds open is released then, so the process ends by itself.
+ */
+function watch(
+  env: NodeJS.ProcessEnv,
+  config: SuperviseConfig,
+  client: ServerClient,
+  opencode: ReturnType<typeof spawn>,
+): Promise<number> {
+  const pid = opencode.pid!;
   let lastActivity = Date.now();
   const busy = new Set<string>();
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await stopProcessTree(pid);
-    removeServer(env, config.id);
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop());
-  process.on("SIGINT", () => void stop());
-  process.on("SIGHUP", () => {});
-  opencode.once("exit", () => {
-    removeServer(env, config.id);
-    process.exit(0);
-  });
-  opencode.stdout!.resume();
+  let ended = false;
+  let closeStream: (() => void) | null = null;
+  let idleTimer: NodeJS.Timeout | null = null;
+  return new Promise<number>((resolve) => {
+    const end = () => {
+      ended = true;
+      if (idleTimer) clearInterval(idleTimer);
+      closeStream?.();
+      for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(s, onSignal);
+      removeServer(env, config.id);
+      resolve(EXIT_CODES.success);
+    };
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await stopProcessTree(pid);
+      end();
+    };
+    // SIGHUP: the terminal `server start` ran in went away; the server is meant to outlive it.
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signal !== "SIGHUP") void stop();
+    };
+    for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(s, onSignal);
+    opencode.once("exit", () => {
+      if (!stopping) end();
+    });
+    opencode.stdout!.resume();
 
-  // Activity is what the server's global event stream shows about sessions; a session that is
-  // busy (a long, quiet tool call) holds the server up whatever the idle time.
-  void (async () => {
-    for (;;) {
-      try {
-        const stream = await client.globalEvents((data) => {
-          const event = safeParse(data);
-          const payload = event?.payload;
-          const sessionId = payload?.properties?.sessionID;
-          if (typeof sessionId !== "string") return;
-          lastActivity = Date.now();
-          if (payload?.type === "session.status") {
-            if (payload.properties?.status?.type === "busy") busy.add(sessionId);
-            else busy.delete(sessionId);
-          } else if (payload?.type === "session.idle" || payload?.type === "session.deleted") busy.delete(sessionId);
-        });
-        while (await stream.pump()) {}
-      } catch {
-        // The stream broke; if the server is gone, its exit handler ends this process.
+    // Activity is what the server's global event stream shows about sessions; a session that is
+    // busy (a long, quiet tool call) holds the server up whatever the idle time.
+    void (async () => {
+      while (!ended) {
+        try {
+          const stream = await client.globalEvents((data) => {
+            const event = safeParse(data);
+            const payload = event?.payload;
+            const sessionId = payload?.properties?.sessionID;
+            if (typeof sessionId !== "string") return;
+            lastActivity = Date.now();
+            if (payload?.type === "session.status") {
+              if (payload.properties?.status?.type === "busy") busy.add(sessionId);
+              else busy.delete(sessionId);
+            } else if (payload?.type === "session.idle" || payload?.type === "session.deleted") busy.delete(sessionId);
+          });
+          closeStream = () => stream.close();
+          if (ended) stream.close();
+          while (await stream.pump()) {}
+        } catch {
+          // The stream broke; if the server is gone, its exit ends the supervisor.
+        }
+        if (!ended) await sleep(1000);
       }
-      await sleep(1000);
+    })();
+    if (config.idleTimeoutMs > 0) {
+      idleTimer = setInterval(
+        () => {
+          if (busy.size === 0 && Date.now() - lastActivity >= config.idleTimeoutMs) void stop();
+        },
+        Math.min(5_000, Math.max(200, config.idleTimeoutMs / 4)),
+      );
     }
-  })();
-  if (config.idleTimeoutMs > 0) {
-    setInterval(
-      () => {
-        if (busy.size === 0 && Date.now() - lastActivity >= config.idleTimeoutMs) void stop();
-      },
-      Math.min(5_000, Math.max(200, config.idleTimeoutMs / 4)),
-    );
-  }
-  return await new Promise<number>(() => {});
+  });
 }
 
 type GlobalEvent = {

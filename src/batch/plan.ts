@@ -1,0 +1,79 @@
+// A batch's tasks with their options resolved before anything runs, through the one resolver (the
+// single turn's), each option named as the user wrote it: a task's own field (`max_cost_usd`) when
+// its line sets it, else the batch flag that gave the default (`--task-max-cost-usd`). A task whose
+// options do not resolve is a problem of the tasks file: the batch does not run (exit 5).
+import { resolve } from "node:path";
+import type { RunTurnOptions } from "../options/options.js";
+import { resolveTurnOptions } from "../options/resolve-options.js";
+import { ConfigError } from "../outcome/errors.js";
+import type { OptionLabels } from "../outcome/labels.js";
+import type { PlannedTask } from "./run-batch.js";
+import type { Task } from "./tasks.js";
+
+/** What every task gets unless its line says otherwise, as the library's options. */
+export type TaskDefaults = Omit<RunTurnOptions, "prompt"> & { dir: string };
+
+/** The task fields that set an option, and the option each sets. */
+const FIELD_OF = {
+  dir: "dir",
+  files: "files",
+  allow: "allow",
+  deny: "deny",
+  maxSteps: "max_steps",
+  maxTokens: "max_tokens",
+  maxCostUsd: "max_cost_usd",
+  timeoutMs: "timeout",
+} as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
+
+/** The labels for one task: its own fields where its line sets them, else the batch's. */
+function labelsFor(task: Task, batch: OptionLabels): OptionLabels {
+  const labels = { ...batch };
+  for (const [option, field] of Object.entries(FIELD_OF) as [keyof typeof FIELD_OF, keyof Task][])
+    if (task[field] !== undefined) labels[option] = field;
+  return labels;
+}
+
+/**
+ * A task's workspace: its own `dir`, taken from the batch's --dir when relative (a tasks file of
+ * `packages/a`, `packages/b` runs against whichever checkout --dir names), else --dir itself.
+ */
+const workspaceOf = (task: Task, dir: string) => resolve(dir, task.dir ?? ".");
+
+export function planTasks(
+  tasks: Task[],
+  defaults: TaskDefaults,
+  labels: OptionLabels,
+): { run: PlannedTask[]; problems: { line: number; message: string }[] } {
+  const run: PlannedTask[] = [];
+  const problems: { line: number; message: string }[] = [];
+  for (const task of tasks) {
+    const dir = workspaceOf(task, defaults.dir);
+    try {
+      const options = resolveTurnOptions(
+        {
+          ...defaults,
+          prompt: task.prompt,
+          dir,
+          model: task.model ?? defaults.model,
+          agent: task.agent ?? defaults.agent,
+          variant: task.variant ?? defaults.variant,
+          allow: task.allow ?? defaults.allow,
+          deny: task.deny ?? defaults.deny,
+          auto: task.auto ?? defaults.auto,
+          // A task's files are relative to its workspace, like everything else the task names.
+          files: task.files?.map((f) => resolve(dir, f)),
+          maxSteps: task.max_steps ?? defaults.maxSteps,
+          maxTokens: task.max_tokens ?? defaults.maxTokens,
+          maxCostUsd: task.max_cost_usd ?? defaults.maxCostUsd,
+          timeoutMs: task.timeoutMs ?? defaults.timeoutMs,
+        },
+        { labels: labelsFor(task, labels) },
+      );
+      run.push({ task, options });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push({ line: task.line, message: error.message });
+    }
+  }
+  return { run, problems };
+}
