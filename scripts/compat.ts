@@ -9,12 +9,12 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { TESTED_VERSIONS } from "../src/opencode/features.js";
 import { EXIT_CODES, type OutcomeClass } from "../src/contract/exit-codes.js";
+import { TESTED_VERSIONS } from "../src/opencode/features.js";
 import { makeHermeticHome, providerConfig } from "../src/scripted/hermetic-home.js";
 import { scriptedReply, startModelServer } from "../src/scripted/model-server.js";
 import { parseLines } from "../test/support/run-cli.js";
-import { SCENARIOS, closedPort } from "../test/support/scenarios.js";
+import { closedPort, SCENARIOS } from "../test/support/scenarios.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values } = parseArgs({

@@ -1,8 +1,9 @@
 // A finished opencode tool_use part as an oc-exec tool event: status (denied is recognized from
 // the error text), capped output, duration. Pure.
-import { redact, redactValue } from "./redact.js";
+
 import type { EventDraft } from "../contract/schema.js";
-import { readNumber, readObject, readString, type Json } from "./upstream.js";
+import { redact, redactValue } from "./redact.js";
+import { type Json, readNumber, readObject, readString } from "./upstream.js";
 
 const DENIAL_TEXT = [
   /rejected permission/i,

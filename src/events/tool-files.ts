@@ -2,7 +2,7 @@
 // own in --format json, so the tool input (and metadata where a release has it) is the evidence.
 import { isAbsolute, relative, resolve } from "node:path";
 import type { FileChange } from "../contract/schema.js";
-import { isObject, readBoolean, readObject, readString, type Json } from "./upstream.js";
+import { isObject, type Json, readBoolean, readObject, readString } from "./upstream.js";
 
 function workspacePath(workspace: string, path: string): string {
   const abs = isAbsolute(path) ? path : resolve(workspace, path);

@@ -1,9 +1,10 @@
 // One opencode error line, whatever the release's shape, as an UpstreamError with its class.
 // Pure: the Normalizer decides when to record it (an UnknownError may wait for its cause).
-import { errorClassOf, isConfigStderr } from "./error-class.js";
+
 import type { OutcomeClass } from "../contract/exit-codes.js";
+import { errorClassOf, isConfigStderr } from "./error-class.js";
 import { redact, redactValue } from "./redact.js";
-import { readBoolean, readNumber, readObject, readString, type Json } from "./upstream.js";
+import { type Json, readBoolean, readNumber, readObject, readString } from "./upstream.js";
 
 export type UpstreamError = {
   class: OutcomeClass;

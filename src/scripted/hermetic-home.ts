@@ -1,6 +1,6 @@
 // A throwaway HOME/XDG tree and the environment that points opencode at the scripted model server,
 // so no test touches the user's own opencode config, sessions or credentials.
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 

@@ -2,9 +2,10 @@
 // HOME and workspace, so a CI author can test how a pipeline handles exit 2, 4 or 124 without a
 // provider, a key or a real failure. Nothing of the user's (workspace, config, sessions) is touched,
 // and the run says so (a `rehearsal` warning first, the model named rehearsal/scripted).
-import { type Rehearsal, REHEARSALS, type RehearsalName } from "./rehearsals.js";
+
 import { makeHermeticHome, providerConfig } from "./hermetic-home.js";
 import { startModelServer } from "./model-server.js";
+import { REHEARSALS, type Rehearsal, type RehearsalName } from "./rehearsals.js";
 
 export type RunningRehearsal = {
   env: Record<string, string>;

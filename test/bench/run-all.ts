@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bundledBinary } from "../../src/opencode/locate.js";
-import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/scripted/model-server.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { descendants, peakRss } from "../support/procs.js";
 import { writeCorpus } from "./corpus.js";
 

@@ -5,9 +5,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { screenFrames } from "../support/tmux.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { BIN, eventsOf, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
+import { screenFrames } from "../support/tmux.js";
 
 const e2e = useE2E();
 

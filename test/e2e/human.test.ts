@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { screenFrames } from "../support/tmux.js";
 import { BIN, OWN_VERSION, runCliRaw } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
+import { screenFrames } from "../support/tmux.js";
 
 const e2e = useE2E();
 const ESC = "\u001b[";

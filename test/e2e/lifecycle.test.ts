@@ -4,10 +4,10 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { ResultEvent } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { descendants, isAlive, peakRss, waitFor } from "../support/procs.js";
-import type { ResultEvent } from "../../src/contract/schema.js";
 import { BIN, eventsOf } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 

@@ -1,15 +1,16 @@
 // The README's shell examples run as written under `bash -euo pipefail` (GitHub Actions' shell is
 // `bash -eo pipefail`): every branch of the exit-code example is reachable.
+
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn, spawnSync } from "node:child_process";
-import { checkStream } from "../support/schema-check.js";
-import { isAlive } from "../support/procs.js";
-import { readRecords } from "../support/warm-server.js";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE, FIXTURES } from "../support/fixtures.js";
+import { isAlive } from "../support/procs.js";
 import { BIN } from "../support/run-cli.js";
+import { checkStream } from "../support/schema-check.js";
+import { readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
 const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");

@@ -7,12 +7,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { bundledBinary } from "../../src/opencode/locate.js";
 import { useE2E } from "../support/e2e.js";
-import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { eventsOf } from "../support/run-cli.js";
 import { killServer, readRecords, useWarmServer } from "../support/warm-server.js";
-import { bundledBinary } from "../../src/opencode/locate.js";
 
 const e2e = useE2E();
 const server = useWarmServer(e2e);

@@ -2,9 +2,9 @@
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { makeHermeticHome, type HermeticHome } from "../../src/scripted/hermetic-home.js";
-import { startModelServer, type ModelServer } from "../../src/scripted/model-server.js";
-import { runCli, runCliRaw, type CliOptions } from "./run-cli.js";
+import { type HermeticHome, makeHermeticHome } from "../../src/scripted/hermetic-home.js";
+import { type ModelServer, startModelServer } from "../../src/scripted/model-server.js";
+import { type CliOptions, runCli, runCliRaw } from "./run-cli.js";
 
 export type E2E = {
   server: ModelServer;

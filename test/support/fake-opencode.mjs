@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawn } from "node:child_process";
 // A fake `opencode` for what the real binary cannot produce on demand: recorded fixtures of slow
 // or old cases replayed, crashes, hangs, garbage, huge lines. Driven by environment variables:
 //   FAKE_OPENCODE_FIXTURE  a fixture directory (stdout.txt, stderr.txt, meta.json) to replay
@@ -8,9 +9,8 @@
 //   FAKE_TERM_EXIT         on SIGTERM, exit with this status instead of dying by the signal
 //   FAKE_TERM_FLUSH        with FAKE_TERM_EXIT: first write a last text event and wait until it
 //                          is out, as a graceful shutdown would (blocks while nobody reads)
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 
 const env = process.env;
 const fixture = env.FAKE_OPENCODE_FIXTURE;

@@ -2,8 +2,8 @@
 // (ajv, against the published schemas/ file) and with the contract checker (zod, seq, result).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { validateStream } from "../../src/contract/validate-stream.js";
 import type { OcEvent } from "../../src/contract/schema.js";
+import { validateStream } from "../../src/contract/validate-stream.js";
 
 const schema = JSON.parse(
   readFileSync(new URL("../../schemas/oc-exec-events.schema.json", import.meta.url), "utf8"),

@@ -1,9 +1,10 @@
 // The classification table, row by row, through the pure core (no process).
 import { describe, expect, it } from "vitest";
-import { classifyOutcome, stopClass, type TurnEnd } from "../../src/outcome/classify.js";
-import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
+import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { Normalizer } from "../../src/events/normalize.js";
+import { classifyOutcome, type TurnEnd } from "../../src/outcome/classify.js";
+import { stopClass } from "../../src/outcome/many-turns-end.js";
 import { replayStreams } from "../support/replay.js";
 
 const sid = "ses_x";

@@ -1,9 +1,9 @@
 // Every recorded opencode version, every scenario, through the pure core. The expectations are
 // written here by hand, per scenario, and hold for every version: that is oc-exec's promise.
 import { describe, expect, it } from "vitest";
+import { EventSchema } from "../../src/contract/schema.js";
 import { fixtureVersions, loadFixture } from "../support/fixtures.js";
 import { replayStreams } from "../support/replay.js";
-import { EventSchema } from "../../src/contract/schema.js";
 
 type Check = (r: ReturnType<typeof replayStreams>) => void;
 type Expect = { class: string; message?: RegExp; types?: string[]; check?: Check; before?: Record<string, Check> };

@@ -1,21 +1,23 @@
 // A bug inside oc-exec still ends in a result line with class internal_error (70).
 import { describe, expect, it, onTestFinished } from "vitest";
+import { makeBackend } from "../../src/backend/make-backend.js";
+import type { RunTurnOptions } from "../../src/options/options.js";
+import { type Internals, resolveTurnOptions } from "../../src/options/resolve-options.js";
 import { TurnControl } from "../../src/turn/control.js";
 import { executeTurn as execute } from "../../src/turn/execute.js";
-import type { RunTurnOptions } from "../../src/turn/options.js";
-import { type Internals, resolveTurnOptions } from "../../src/turn/resolve-options.js";
 
 /** The engine with options resolved as runTurn resolves them. */
 const executeTurn = (
   options: Omit<RunTurnOptions, "prompt"> & { prompt: string | Internals["prompt"] },
-  sink: Parameters<typeof execute>[1],
+  sink: Parameters<typeof execute>[2],
   control = new TurnControl(),
 ) => {
   const { prompt, ...rest } = options;
   const resolved =
     typeof prompt === "string" ? resolveTurnOptions({ ...rest, prompt }) : resolveTurnOptions(rest, { prompt });
-  return execute(resolved, sink, control);
+  return execute(resolved, makeBackend(resolved), sink, control);
 };
+
 import type { OcEvent } from "../../src/contract/schema.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 
@@ -54,7 +56,7 @@ describe("internal errors", () => {
 
 describe("runTurn", () => {
   it("a consumer that stops early stops the turn: opencode and its children are gone", async () => {
-    const { runTurn } = await import("../../src/turn/run-turn.js");
+    const { runTurn } = await import("../../src/api/run-turn.js");
     const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");

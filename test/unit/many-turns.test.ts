@@ -1,10 +1,10 @@
 // The pure parts of many-turn runs: the tasks file, shards, conversation input lines, and the
 // contract checker on batch and conversation streams.
 import { describe, expect, it } from "vitest";
-import { validateStream } from "../../src/contract/validate-stream.js";
-import { batchNotRun } from "../../src/batch/summary.js";
+import { writeBatchNotRun } from "../../src/batch/summary.js";
 import { parseShard, parseTasks, shardOf, taskDigest } from "../../src/batch/tasks.js";
-import { parseTurnLine } from "../../src/turn/conversation.js";
+import { validateStream } from "../../src/contract/validate-stream.js";
+import { parseTurnLine } from "../../src/conversation/run-conversation.js";
 
 describe("the tasks file", () => {
   it("accepts tasks, with durations, and reports every bad line with its number", () => {
@@ -157,6 +157,8 @@ describe("validate on many-turn streams", () => {
   });
 
   it("a batch that could not run: one batch.result, no task, its problems, exit 5; and it validates", () => {
+    const batchNotRun = (problems: string[], shard: { index: number; count: number }) =>
+      writeBatchNotRun(problems, shard, () => {});
     const summary = batchNotRun(["tasks.jsonl:3: not JSON"], { index: 2, count: 3 });
     expect(summary).toMatchObject({
       type: "batch.result",

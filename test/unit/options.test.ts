@@ -5,8 +5,8 @@ import { FLAG_LABELS, optionsFromFlags, quietRequested } from "../../src/cli/fla
 import { buildProgram } from "../../src/cli/program.js";
 import { rewriteResume } from "../../src/cli/resume.js";
 import { formatDuration, parseDuration } from "../../src/duration.js";
-import { DEFAULTS } from "../../src/turn/options.js";
-import { resolveTurnOptions } from "../../src/turn/resolve-options.js";
+import { DEFAULTS } from "../../src/options/options.js";
+import { resolveTurnOptions } from "../../src/options/resolve-options.js";
 
 describe("resolveTurnOptions", () => {
   it("applies every default in one place", () => {

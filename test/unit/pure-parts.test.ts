@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeModels } from "../../src/cli/doctor.js";
-import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
+import { FLAG_LABELS } from "../../src/cli/flags.js";
 import type { ResultEvent } from "../../src/contract/schema.js";
 import { errorClassOf, isConfigStderr } from "../../src/events/error-class.js";
 import { Normalizer } from "../../src/events/normalize.js";
@@ -14,9 +14,9 @@ import { parseLogfmt, parseStderrLine } from "../../src/events/stderr-lines.js";
 import { deepMerge, mergeConfigContent } from "../../src/opencode/config-content.js";
 import { locateOpencode, searchPath } from "../../src/opencode/locate.js";
 import { buildPolicy, invalidInheritedPolicy, PERMISSION_KEYS } from "../../src/opencode/permissions.js";
+import { checkBudgets as check, turnBudgets, turnUse } from "../../src/outcome/budget.js";
 import { API_LABELS } from "../../src/outcome/labels.js";
 import { formatMarkdownSummary, formatSummary } from "../../src/progress/format.js";
-import { checkBudgets } from "../../src/turn/budget.js";
 import { checkStructuredOutput, extractJson } from "../../src/turn/structured-output.js";
 
 describe("permission policy", () => {
@@ -117,6 +117,12 @@ describe("structured output", () => {
 });
 
 describe("budgets", () => {
+  // One turn's view of the one checker: what the turn used, against its own limits.
+  const checkBudgets = (
+    f: Parameters<typeof turnUse>[0],
+    budgets: Parameters<typeof turnBudgets>[0],
+    warned: Set<"steps" | "tokens" | "cost_usd">,
+  ) => check(turnUse(f), turnBudgets(budgets), warned);
   const facts = () => new Normalizer({ workspace: "/w", session: null, maxOutputBytes: 10 }, () => {}).facts;
   it("warns once at 80% and stops past the limit; a step counts when it starts", () => {
     const f = facts();

@@ -5,9 +5,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { rulesetOf } from "../../src/opencode/permissions.js";
+import { replayRecording } from "../../src/replay/replay.js";
 import { SseParser } from "../../src/server/sse.js";
 import { ServerTranslator } from "../../src/server/translate.js";
-import { replayRecording } from "../../src/turn/replay.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 
