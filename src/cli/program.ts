@@ -21,6 +21,7 @@ Examples:
     esac
 
 Durations: 1500ms, 90s, 5m, 1h, 1m30s, or a bare number of seconds; 0 turns a limit off.
+Budgets (--max-steps, --max-tokens, --max-cost-usd): leave one out for no limit; 0 is a usage error.
 Exit codes: 0 success, 1 agent_error, 2 approval_denied, 3 context_overflow, 4 api_error,
 5 config_error, 6 budget_exceeded, 70 internal_error, 124 timeout, 130 interrupted, 143 terminated.
 stdout carries JSONL events only (schema: oc-exec schema); progress goes to stderr.`;

@@ -1,6 +1,8 @@
-// Checks an oc-exec JSONL stream against the contract: every line valid against the schema,
-// seq contiguous from 0, run.started first, exactly one result and it is last, and exit_code
-// consistent with class. Used by `oc-exec validate` and inside the end-to-end tests.
+// Checks an oc-exec JSONL stream against the contract: every line valid against the schema, seq
+// counting from 0 with no gap within its scope (the stream of one turn; each task of a batch; each
+// turn of a conversation; the lines of the batch or conversation itself, apart), run.started first,
+// exactly one result per turn and it is last, and exit_code consistent with class. Used by
+// `oc-exec validate` and inside the end-to-end tests.
 import { EXIT_CODES } from "./exit-codes.js";
 import { EventSchema, type OcEvent } from "./schema.js";
 
@@ -50,8 +52,15 @@ export function validateStream(lines: string[]): { events: OcEvent[]; problems: 
   }
   // A batch stream: each task's events, interleaved, form a turn stream of their own; the summary is last.
   const groups = new Map<string, OcEvent[]>();
+  let outer = 0;
   for (const event of events) {
-    if (event.type === "batch.result") continue;
+    if (event.type === "batch.result") {
+      // The batch's own line counts in a scope of its own, apart from every task's.
+      if (event.seq !== outer)
+        problems.push({ line: lineOf.get(event)!, message: `batch-level seq ${event.seq}, expected ${outer}` });
+      outer++;
+      continue;
+    }
     if (event.task_id === undefined) {
       problems.push({ line: lineOf.get(event)!, message: `${event.type} event without task_id in a batch stream` });
       continue;

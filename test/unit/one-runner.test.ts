@@ -1,0 +1,243 @@
+// The one runner of many turns and the one rule for limits, without a process: a fake backend
+// behind the seam (backend/backend.ts) plays opencode's lines, so the runner, the budget checker,
+// the exit ladder, the option labels and the seq rule are checked exactly.
+import { describe, expect, it } from "vitest";
+import { runTurn } from "../../src/api/run-turn.js";
+import type { Backend } from "../../src/backend/backend.js";
+import { planTasks } from "../../src/batch/plan.js";
+import { runBatch } from "../../src/batch/run-batch.js";
+import { parseTasks } from "../../src/batch/tasks.js";
+import { FLAG_LABELS } from "../../src/cli/flags.js";
+import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
+import { validateStream } from "../../src/contract/validate-stream.js";
+import { runConversation } from "../../src/conversation/run-conversation.js";
+import type { UpstreamSource } from "../../src/events/upstream-source.js";
+import { resolveTurnOptions, resolveWholeLimits } from "../../src/options/resolve-options.js";
+import { manyTurnsExit } from "../../src/outcome/many-turns-end.js";
+import { TurnControl } from "../../src/turn/control.js";
+
+/** opencode's lines for one step of `tokens` input tokens at `cost` dollars, answering `text`. */
+const stepLines = (session: string, text: string, tokens: number, cost: number) => [
+  { type: "step_start", sessionID: session, part: { type: "step-start", messageID: "m1", id: "p1" } },
+  { type: "text", sessionID: session, part: { type: "text", text, time: { start: 1, end: 2 } } },
+  {
+    type: "step_finish",
+    sessionID: session,
+    part: {
+      type: "step-finish",
+      reason: "stop",
+      tokens: { total: tokens, input: tokens, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
+      cost,
+    },
+  },
+];
+
+/** A backend made once that plays each turn from a script, and counts what it was asked. */
+function fakeBackend(tokensPerTurn = 100, costPerTurn = 0.1): Backend & { opened: string[] } {
+  const opened: string[] = [];
+  return {
+    opened,
+    opencode: { path: "/fake/opencode", version: "1.18.33" },
+    problem: null,
+    check: () => ({ problem: null, warnings: [] }),
+    async open(turn, input) {
+      opened.push(input.prompt);
+      const session = turn.session ?? `ses_${opened.length}`;
+      const source: UpstreamSource = {
+        start(sink) {
+          const done = (async () => {
+            for (const line of stepLines(session, `answer to ${input.prompt}`, tokensPerTurn, costPerTurn)) {
+              const text = JSON.stringify({ ...line, timestamp: 1 });
+              sink.eventLine({ text, truncated: false, cut: false, bytes: text.length });
+              await new Promise((r) => setImmediate(r));
+            }
+            return { process: { exitCode: 0, signal: null }, failure: null, lost: null };
+          })();
+          return { done, stop() {}, hold() {} };
+        },
+      };
+      return {
+        source,
+        ops: { export: null, delete: async () => true as const, sessionId: null },
+      };
+    },
+  };
+}
+
+const BATCH_LABELS = {
+  ...FLAG_LABELS,
+  maxSteps: "--task-max-steps",
+  maxTokens: "--task-max-tokens",
+  maxCostUsd: "--task-max-cost-usd",
+  timeoutMs: "--task-timeout",
+};
+const NAMES = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" };
+
+describe("the rule for 0, on every path", () => {
+  it("a turn: a budget of 0 is a usage error named as the caller names it; a duration of 0 is off", () => {
+    expect(() => resolveTurnOptions({ prompt: "x", maxSteps: 0 }, { labels: FLAG_LABELS })).toThrow(
+      /^--max-steps must be more than 0: a budget of 0 would stop the work before it starts \(leave it out for no limit\)$/,
+    );
+    expect(() => resolveTurnOptions({ prompt: "x", maxTokens: 0 })).toThrow(/^maxTokens must be more than 0/);
+    expect(() => resolveTurnOptions({ prompt: "x", maxCostUsd: 0 })).toThrow(/^maxCostUsd must be more than 0/);
+    const off = resolveTurnOptions({ prompt: "x", timeoutMs: 0, idleTimeoutMs: 0, startupTimeoutMs: 0 });
+    expect([off.timeoutMs, off.idleTimeoutMs, off.startupTimeoutMs]).toEqual([null, null, null]);
+  });
+
+  it("the library: maxSteps 0 ends in a config_error result naming the option, before any backend", async () => {
+    const events: OcEvent[] = [];
+    for await (const event of runTurn({ prompt: "x", maxSteps: 0, opencode: "/nonexistent" })) events.push(event);
+    expect(events.map((e) => e.type)).toEqual(["run.started", "result"]);
+    expect(events[1]).toMatchObject({
+      class: "config_error",
+      exit_code: 5,
+      error: { name: "UsageError", message: expect.stringMatching(/^maxSteps must be more than 0/) },
+    });
+  });
+
+  it("a batch task: its own field named (max_steps), else the flag that gave the default (--task-max-cost-usd)", () => {
+    const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_steps":0}', '{"id":"b","prompt":"y"}'].join("\n"));
+    const planned = planTasks(tasks, { dir: "/w", maxCostUsd: 0 }, BATCH_LABELS);
+    expect(planned.run).toEqual([]);
+    expect(planned.problems).toEqual([
+      { line: 1, message: expect.stringMatching(/^max_steps must be more than 0/) },
+      { line: 2, message: expect.stringMatching(/^--task-max-cost-usd must be more than 0/) },
+    ]);
+  });
+
+  it("a batch's and a conversation's own limits: a budget of 0 is a usage error; a timeout of 0 is off", () => {
+    expect(() => resolveWholeLimits("batch", { maxCostUsd: 0 }, NAMES)).toThrow(/^--max-cost-usd must be more than 0/);
+    expect(() => resolveWholeLimits("conversation", { maxSteps: 0 }, NAMES)).toThrow(
+      /^--max-steps must be more than 0/,
+    );
+    expect(resolveWholeLimits("conversation", { timeoutMs: 0, maxTokens: 5 }, NAMES)).toEqual({
+      scope: "conversation",
+      budgets: {
+        limits: { steps: null, tokens: 5, cost_usd: null },
+        names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
+      },
+      timeoutMs: null,
+      timeoutName: "--timeout",
+    });
+  });
+});
+
+describe("a task's limits are named by where they came from", () => {
+  it("max_cost_usd when the line sets it, --task-max-cost-usd when the flag gave it", () => {
+    const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_cost_usd":0.5}', '{"id":"b","prompt":"y"}'].join("\n"));
+    const { run } = planTasks(tasks, { dir: "/w", maxCostUsd: 1 }, BATCH_LABELS);
+    expect(run.map((t) => [t.task.id, t.options.maxCostUsd, t.options.labels.maxCostUsd])).toEqual([
+      ["a", 0.5, "max_cost_usd"],
+      ["b", 1, "--task-max-cost-usd"],
+    ]);
+  });
+});
+
+describe("the one runner, over a backend made once", () => {
+  it("a batch: every task on the one backend; a crossed batch budget stops it, pending tasks not run; exit 6", async () => {
+    const backend = fakeBackend(100, 0.1);
+    const { tasks } = parseTasks(["a", "b", "c", "d"].map((id) => JSON.stringify({ id, prompt: id })).join("\n"));
+    const { run } = planTasks(tasks, { dir: process.cwd() }, BATCH_LABELS);
+    const written: OcEvent[] = [];
+    const summary: BatchResult = await runBatch(
+      {
+        tasks,
+        run,
+        skipped: new Map(),
+        backend,
+        concurrency: 1,
+        limits: resolveWholeLimits("batch", { maxTokens: 150 }, NAMES),
+        shard: null,
+      },
+      { write: (e) => written.push(e) },
+      new TurnControl(),
+    );
+    expect(backend.opened).toEqual(["a", "b"]);
+    expect(summary.tasks.map((t) => [t.id, t.class, t.run])).toEqual([
+      ["a", "success", "ran"],
+      ["b", "budget_exceeded", "ran"],
+      ["c", "budget_exceeded", "not_run"],
+      ["d", "budget_exceeded", "not_run"],
+    ]);
+    expect(summary.exit_code).toBe(6);
+    const results = written.filter((e): e is ResultEvent => e.type === "result");
+    expect(results.map((r) => r.error?.message ?? null)).toEqual([
+      null,
+      "the batch's --max-tokens 150 was crossed: the batch used 200; oc-exec stopped this turn",
+      "the batch budget (--max-tokens 150) was crossed before this task started",
+      "the batch budget (--max-tokens 150) was crossed before this task started",
+    ]);
+    expect(validateStream(written.map((e) => JSON.stringify(e))).problems).toEqual([]);
+    expect(summary.seq).toBe(0);
+  });
+
+  it("a conversation: one session across turns, the whole's budget, input errors and the result in their own seq scope", async () => {
+    const backend = fakeBackend(100, 0);
+    async function* lines() {
+      yield '"first"';
+      yield "not json";
+      yield '{"prompt":"second"}';
+      yield '"third"';
+    }
+    const written: OcEvent[] = [];
+    const result = await runConversation(
+      {
+        turn: { dir: process.cwd() },
+        labels: FLAG_LABELS,
+        limits: resolveWholeLimits("conversation", { maxTokens: 150 }, NAMES),
+        backend,
+        lines: lines(),
+      },
+      (e) => written.push(e),
+      new TurnControl(),
+    );
+    // The second turn resumed the first's session; the budget stopped the conversation in it.
+    expect(backend.opened).toEqual(["first", "second"]);
+    expect(
+      written.filter((e) => e.type === "run.started").map((e) => [e.turn, e.type === "run.started" && e.resume]),
+    ).toEqual([
+      [1, null],
+      [2, "ses_1"],
+    ]);
+    expect(result).toMatchObject({ exit_code: 6, ok: false, input_errors: 1, seq: 1, session_id: "ses_1" });
+    expect(written.filter((e) => e.turn === undefined).map((e) => [e.type, e.seq])).toEqual([
+      ["error", 0],
+      ["conversation.result", 1],
+    ]);
+    expect(validateStream(written.map((e) => JSON.stringify(e))).problems).toEqual([]);
+  });
+
+  it("validate: batch.result counts in a scope of its own, from 0", () => {
+    const summary = {
+      type: "batch.result",
+      seq: 1,
+      time: "2026-11-23T00:00:00.000Z",
+      session_id: null,
+      schema_version: "1",
+      ok: false,
+      exit_code: 5,
+      counts: {},
+      tasks: [],
+      usage: { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 },
+      cost_usd: 0,
+      duration_ms: 0,
+      shard: null,
+      problems: ["x"],
+    };
+    expect(validateStream([JSON.stringify(summary)]).problems.map((p) => p.message)).toEqual([
+      "batch-level seq 1, expected 0",
+    ]);
+  });
+
+  it("the one exit ladder: a signal, then an incomplete whole, then the stop, then any failure", () => {
+    const cases: [Parameters<typeof manyTurnsExit>[0], number][] = [
+      [{ stop: "interrupted", incomplete: true, allSucceeded: false }, 130],
+      [{ stop: "budget_exceeded", incomplete: true, allSucceeded: true }, 5],
+      [{ stop: "budget_exceeded", incomplete: false, allSucceeded: true }, 6],
+      [{ stop: "timeout", incomplete: false, allSucceeded: false }, 124],
+      [{ stop: null, incomplete: false, allSucceeded: false }, 1],
+      [{ stop: null, incomplete: false, allSucceeded: true }, 0],
+    ];
+    for (const [end, code] of cases) expect(manyTurnsExit(end).exitCode).toBe(code);
+  });
+});
