@@ -13,7 +13,7 @@ import type { Backend } from "../backend/backend.js";
 import { makeBackend } from "../backend/make-backend.js";
 import { type MergeInput, mergeStreams } from "../batch/merge.js";
 import { planTasks } from "../batch/plan.js";
-import { succeededIn, tasksToSkip } from "../batch/resume.js";
+import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
 import { runBatch } from "../batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../batch/tasks.js";
@@ -31,7 +31,7 @@ import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
-import { FLAG_LABELS } from "./flags.js";
+import { FLAG_LABELS, TASK_FLAG_LABELS } from "./flags.js";
 import type { CliIo } from "./main.js";
 
 export type BatchFlags = {
@@ -53,15 +53,6 @@ export type BatchFlags = {
   shard?: string;
   opencode?: string;
   quiet?: boolean;
-};
-
-/** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
-const BATCH_LABELS = {
-  ...FLAG_LABELS,
-  maxSteps: "--task-max-steps",
-  maxTokens: "--task-max-tokens",
-  maxCostUsd: "--task-max-cost-usd",
-  timeoutMs: "--task-timeout",
 };
 
 /**
@@ -135,6 +126,8 @@ async function runBatchCommand(
       throw new ConfigError(`--resume ${flags.resume}: ${errnoOf(error)}`);
     }
   }
+  const resumeWrong = flags.resume ? resumeProblem(resumeText, flags.resume, parsed.tasks) : null;
+  if (resumeWrong) throw new ConfigError(resumeWrong);
   const { skipped, changed } = tasksToSkip(succeededIn(resumeText), tasks);
   if (!flags.quiet)
     for (const id of changed) say(`task ${id} changed since the --resume stream (its line differs): it runs again`);
@@ -162,11 +155,11 @@ async function runBatchCommand(
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
-  resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: BATCH_LABELS });
+  resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,
-    BATCH_LABELS,
+    TASK_FLAG_LABELS,
   );
   if (planned.problems.length > 0)
     return notRun(

@@ -81,6 +81,15 @@ export const FLAG_LABELS: OptionLabels = {
   pure: "--pure",
 };
 
+/** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
+export const TASK_FLAG_LABELS: OptionLabels = {
+  ...FLAG_LABELS,
+  maxSteps: "--task-max-steps",
+  maxTokens: "--task-max-tokens",
+  maxCostUsd: "--task-max-cost-usd",
+  timeoutMs: "--task-timeout",
+};
+
 /** The CLI's own settings: where the prompt comes from and how progress is shown. */
 export type CliSettings = {
   args: string[];

@@ -7,7 +7,7 @@ import type { Backend } from "../../src/backend/backend.js";
 import { planTasks } from "../../src/batch/plan.js";
 import { runBatch } from "../../src/batch/run-batch.js";
 import { parseTasks } from "../../src/batch/tasks.js";
-import { FLAG_LABELS } from "../../src/cli/flags.js";
+import { FLAG_LABELS, TASK_FLAG_LABELS } from "../../src/cli/flags.js";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { validateStream } from "../../src/contract/validate-stream.js";
 import { runConversation } from "../../src/conversation/run-conversation.js";
@@ -64,13 +64,7 @@ function fakeBackend(tokensPerTurn = 100, costPerTurn = 0.1): Backend & { opened
   };
 }
 
-const BATCH_LABELS = {
-  ...FLAG_LABELS,
-  maxSteps: "--task-max-steps",
-  maxTokens: "--task-max-tokens",
-  maxCostUsd: "--task-max-cost-usd",
-  timeoutMs: "--task-timeout",
-};
+const BATCH_LABELS = TASK_FLAG_LABELS;
 const NAMES = { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" };
 
 describe("the rule for 0, on every path", () => {
