@@ -22,6 +22,9 @@ Examples:
 
 Durations: 1500ms, 90s, 5m, 1h, 1m30s, or a bare number of seconds; 0 turns a limit off.
 Budgets (--max-steps, --max-tokens, --max-cost-usd): leave one out for no limit; 0 is a usage error.
+Permissions: with no --allow/--deny, opencode's own defaults apply, and they let the agent run
+shell commands and write files without asking; only what they leave at "ask" is rejected. For
+untrusted input allow only what the task needs: --allow read,grep,glob,list denies the rest.
 Exit codes: 0 success, 1 agent_error, 2 approval_denied, 3 context_overflow, 4 api_error,
 5 config_error, 6 budget_exceeded, 70 internal_error, 124 timeout, 130 interrupted, 143 terminated.
 stdout carries JSONL events only (schema: oc-exec schema); progress goes to stderr.`;

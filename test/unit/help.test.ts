@@ -21,5 +21,7 @@ describe("--help", () => {
     expect(help).toContain("jq -r 'select(.type==\"result\") | .text'");
     expect(help).toContain("|| status=$?");
     expect(help).toContain("case $status in");
+    // What the agent may do when no policy is given, said where a new user looks first.
+    expect(help).toContain("with no --allow/--deny, opencode's own defaults apply");
   });
 });
