@@ -1,5 +1,5 @@
 // Every `warning` event code oc-exec writes, with what it means. The Normalizer only accepts these
-// (the type below), the README lists them (a test keeps the two in step), and new codes may be
+// (the type below), docs/events.md lists them (a test keeps the two in step), and new codes may be
 // added within schema version 1: consumers treat an unknown code as a plain warning.
 export const WARNING_CODES = {
   non_json_line: "opencode printed a line on stdout that is not JSON (the line, clipped, is in the message)",
