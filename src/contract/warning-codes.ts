@@ -23,6 +23,8 @@ export const WARNING_CODES = {
   output_last_message_failed: "the final message could not be written to --output-last-message",
   question_rejected:
     "on a server (--attach), the agent asked the user a question; a headless turn has nobody to answer, so oc-exec rejected it",
+  unavailable_tool:
+    "the model called a tool the agent does not offer (opencode's `invalid` tool), and no rule of oc-exec's policy removed it: not a denial; the turn is judged by how it ends",
 } as const;
 
 export type WarningCode = keyof typeof WARNING_CODES;

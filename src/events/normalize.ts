@@ -29,6 +29,12 @@ export type NormalizerOptions = {
   fork?: boolean;
   maxOutputBytes: number;
   maxLineBytes?: number;
+  /**
+   * The permission keys oc-exec's own policy removed whole ("*": all): a call to such a tool comes
+   * back as opencode's `invalid` tool and is the policy's denial. Any other unavailable tool is a
+   * warning. Default: none (a replay knows no policy).
+   */
+  removedByPolicy?: ReadonlySet<string>;
   /** Called at the first sign that a tool started (a pending or running tool part). */
   onToolStarted?: (tool: string, callId: string | null) => void;
 };
@@ -257,9 +263,14 @@ export class Normalizer {
   private toolUse(part: Json): void {
     const running = runningToolOf(part);
     if (running) return this.options.onToolStarted?.(running.tool, running.callId);
-    const built = toolEventOf(part, this.options.maxOutputBytes);
+    const removed = this.options.removedByPolicy;
+    const built = toolEventOf(
+      part,
+      this.options.maxOutputBytes,
+      (permission) => removed?.has(permission) === true || removed?.has("*") === true,
+    );
     if (!built) return;
-    const { draft, state, ruleDenial } = built;
+    const { draft, state, ruleDenial, unavailable } = built;
     this.facts.tools.total++;
     if (draft.status === "error") {
       this.facts.tools.failed++;
@@ -268,6 +279,11 @@ export class Normalizer {
     }
     if (draft.status === "denied") this.facts.tools.denied++;
     this.emit(draft);
+    if (unavailable)
+      this.warning(
+        "unavailable_tool",
+        `the model called ${unavailable}, a tool this agent does not offer, and opencode answered that it is unavailable; no rule of oc-exec's policy removed it, so this is not a denial: the turn is judged by how it ends`,
+      );
     if (ruleDenial) this.denial({ ...ruleDenial, tool: draft.tool, call_id: draft.call_id }, true);
     else if (draft.status === "denied") this.deniedTool(draft.tool, draft.call_id);
     if (draft.status === "completed") {

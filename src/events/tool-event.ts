@@ -100,14 +100,24 @@ function patternOf(input: unknown): string | null {
  */
 export type RuleDenial = { permission: string; pattern: string | null };
 
-export type ToolEvent = { draft: ToolDraft; state: Json | null; ruleDenial: RuleDenial | null };
+export type ToolEvent = {
+  draft: ToolDraft;
+  state: Json | null;
+  ruleDenial: RuleDenial | null;
+  /** The model called a tool the agent does not offer, and no rule of oc-exec's policy removed it. */
+  unavailable: string | null;
+};
 
 /** null while the tool is still pending or running (a later line reports it finished). */
-export function toolEventOf(part: Json, maxOutputBytes: number): ToolEvent | null {
+export function toolEventOf(
+  part: Json,
+  maxOutputBytes: number,
+  removedByPolicy: (permission: string) => boolean = () => false,
+): ToolEvent | null {
   const state = readObject(part, "state");
   const rawStatus = readString(state, "status");
   if (rawStatus === "pending" || rawStatus === "running") return null;
-  const removed = removedToolOf(part, state);
+  const removed = removedToolOf(part, state, removedByPolicy);
   if (removed) return removed;
   const tool = readString(part, "tool")!;
   const errorText = readString(state, "error");
@@ -125,6 +135,7 @@ export function toolEventOf(part: Json, maxOutputBytes: number): ToolEvent | nul
   return {
     state,
     ruleDenial: byRule ? { permission: permissionOf(tool), pattern: patternOf(input) } : null,
+    unavailable: null,
     draft: {
       type: "tool",
       call_id: callIdOf(part),
@@ -140,21 +151,32 @@ export function toolEventOf(part: Json, maxOutputBytes: number): ToolEvent | nul
   };
 }
 
-/** opencode's `invalid` tool standing for a call to a tool the policy removed: the call, denied. */
-function removedToolOf(part: Json, state: Json | null): ToolEvent | null {
+/**
+ * opencode's `invalid` tool standing for a call to a tool the agent does not offer. When oc-exec's
+ * policy removed that tool, the call is the policy's refusal: denied. Otherwise (the agent's or
+ * opencode's own configuration never offered it, a model that guessed a tool) it is a failed call
+ * the model may well recover from, and the turn is judged by how it ends.
+ */
+function removedToolOf(
+  part: Json,
+  state: Json | null,
+  removedByPolicy: (permission: string) => boolean,
+): ToolEvent | null {
   if (readString(part, "tool") !== "invalid") return null;
   const input = readObject(state, "input");
   const asked = readString(input, "tool");
   const why = readString(input, "error");
   if (asked === null || !KNOWN_TOOLS.has(asked) || why === null || !/unavailable tool/i.test(why)) return null;
+  const byPolicy = removedByPolicy(permissionOf(asked));
   return {
     state,
-    ruleDenial: { permission: permissionOf(asked), pattern: null },
+    ruleDenial: byPolicy ? { permission: permissionOf(asked), pattern: null } : null,
+    unavailable: byPolicy ? null : asked,
     draft: {
       type: "tool",
       call_id: callIdOf(part),
       tool: asked,
-      status: "denied",
+      status: byPolicy ? "denied" : "error",
       input: null,
       output: null,
       output_truncated: false,

@@ -150,3 +150,27 @@ export function rulesetOf(value: unknown): PermissionRule[] {
   }
   return rules;
 }
+
+/**
+ * The permission keys oc-exec's own policy takes away whole: those --allow/--deny deny (an
+ * allow-list denies every key it does not name), else those the inherited OPENCODE_PERMISSION
+ * denies ("*" when it denies everything). opencode removes such a tool from what the model is
+ * offered, so a call to it is the policy's refusal. A policy that does not build is reported by the
+ * turn's prologue; here it removes nothing.
+ */
+export function removedByPolicy(
+  allow: string[],
+  deny: string[],
+  inherited: string | undefined,
+  labels: Pick<OptionLabels, "allow" | "deny">,
+): Set<string> {
+  let value: unknown = null;
+  try {
+    value = buildPolicy(allow, deny, labels)?.value ?? (inherited ? JSON.parse(inherited) : null);
+  } catch {
+    return new Set();
+  }
+  if (value === "deny") return new Set(["*"]);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return new Set();
+  return new Set(Object.entries(value).flatMap(([key, action]) => (action === "deny" ? [key] : [])));
+}

@@ -80,6 +80,14 @@ export function scriptedReply(body: ChatRequest): Reply {
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
+    case "unavailable-tool":
+      // A model that calls a tool the agent does not offer (edit, where the config denies it), gets
+      // opencode's `invalid` tool back, then does the work with bash and answers.
+      return results.length === 0
+        ? { kind: "tool", calls: [{ name: "edit", args: { filePath: "fixed.txt", oldString: "", newString: "fixed" } }] }
+        : results.length === 1
+          ? { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] }
+          : { kind: "text", text: "Fixed it with bash." };
     case "empty":
       // A model that ends its turn without a word.
       return { kind: "text", text: "" };

@@ -6,6 +6,7 @@
 // Every path ends in exactly one result event, including bugs in this file.
 import type { Backend, LaunchProblem } from "../backend/backend.js";
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
+import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
@@ -35,6 +36,7 @@ export async function executeTurn(
       labels: options.labels,
       failOn: options.failOn,
       onToolStarted: options.onToolStarted ?? undefined,
+      removedByPolicy: removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels),
     },
     sink,
   );

@@ -1,6 +1,7 @@
 // The standard scenarios: what each one sends the scripted model server and how it is set up.
 // Shared by the fixture recorder and the compatibility matrix.
 import { createServer } from "node:net";
+import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import type { ChatRequest, Reply } from "../../src/scripted/model-server.js";
 
 export type Scenario = {
@@ -63,6 +64,15 @@ export const SCENARIOS: Record<string, Scenario> = {
       kind: "http",
       status: 500,
       body: { error: { message: "The server had an error while processing your request." } },
+    }),
+  },
+  // A model that calls a tool the configuration does not offer (opencode's own config denies edit;
+  // oc-exec passes no policy), gets opencode's `invalid` tool back, then does the work with bash.
+  "unavailable-tool": {
+    expect: "success",
+    prompt: "scenario:unavailable-tool fix it",
+    env: (url) => ({
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...JSON.parse(providerConfig(url)), permission: { edit: "deny" } }),
     }),
   },
   "connection-refused": { expect: "api_error", prompt: "scenario:plain", slow: true, env: () => ({}) },
