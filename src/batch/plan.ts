@@ -3,6 +3,7 @@
 // its line sets it, else the batch flag that gave the default (`--task-max-cost-usd`). A task whose
 // options do not resolve is a problem of the tasks file: the batch does not run (exit 5).
 import { resolve } from "node:path";
+import { notADirectory } from "../fs-checks.js";
 import type { RunTurnOptions } from "../options/options.js";
 import { resolveTurnOptions } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -69,6 +70,9 @@ export function planTasks(
         },
         { labels: labelsFor(task, labels) },
       );
+      // A workspace that is not there fails every turn in it: found now, before anything is paid for.
+      const missing = notADirectory(options.dir);
+      if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
       run.push({ task, options });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;

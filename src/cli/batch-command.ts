@@ -17,6 +17,7 @@ import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
 import { runBatch } from "../batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../batch/tasks.js";
+import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
 import { locateOpencode } from "../opencode/locate.js";
@@ -216,7 +217,11 @@ async function runBatchCommand(
       { signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`) },
     );
     progress.stop();
-    say(batchEndLine(summary!));
+    say(
+      exit === BROKEN_PIPE_EXIT
+        ? `stdout was closed by its reader: the batch was stopped; exit ${BROKEN_PIPE_EXIT}`
+        : batchEndLine(summary!),
+    );
     writeBatchStepSummary(io.env, say, summary!);
     return exit;
   } finally {

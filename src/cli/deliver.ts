@@ -15,8 +15,8 @@ import { onStopSignals } from "./signals.js";
 export type Driver = (sink: (event: OcEvent) => void, control: TurnControl) => Promise<{ exit_code: number }>;
 
 export type Observer = {
-  /** Each event as it is written (progress on stderr); a failure here is the observer's only. */
-  event?(event: OcEvent): void;
+  /** Each event as it is written (progress on stderr); `stdoutGone`: its reader went away, exit 141. */
+  event?(event: OcEvent, stdoutGone: boolean): void;
   /** A stop signal arrived. */
   signal?(reason: StopReason, signal: NodeJS.Signals): void;
 };
@@ -31,7 +31,7 @@ export async function deliver(drive: Driver, io: Pick<CliIo, "stdout">, observer
   let holding = false;
   const sink = (event: OcEvent) => {
     const behind = !stdout.write(event);
-    observer.event?.(event);
+    observer.event?.(event, stdout.broken);
     if (behind && !holding) {
       holding = true;
       control.backpressure(true);

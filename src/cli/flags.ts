@@ -79,6 +79,8 @@ export const FLAG_LABELS: OptionLabels = {
   attach: "--attach",
   textDeltas: "--text-deltas",
   pure: "--pure",
+  auto: "--auto",
+  model: "--model",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */

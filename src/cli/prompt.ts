@@ -70,7 +70,12 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
     if (dashOnly)
       throw new ConfigError("the prompt - means read stdin, but stdin is a terminal; pipe the prompt in", "UsageError");
     if (head === "")
-      throw new ConfigError("no prompt: pass it as arguments, with --prompt-file FILE, or on stdin", "UsageError");
+      throw new ConfigError(
+        inputs.args.length > 0
+          ? "the prompt is empty: the prompt argument is only white space"
+          : "no prompt: pass it as arguments, with --prompt-file FILE, or on stdin",
+        "UsageError",
+      );
     return { text: head, warnings };
   }
   // With a prompt in hand, stdin is optional and may be a pipe nobody will ever write to.
@@ -86,8 +91,15 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
   }
   const stdinText = first === null ? "" : await readRest(inputs.stdin, first);
   if (head === "") {
+    // A prompt argument that is only white space ("$EMPTY_VAR") was given: say that, not that none was.
+    const given = !dashOnly && inputs.args.length > 0;
     if (stdinText.trim() === "")
-      throw new ConfigError("no prompt: stdin was empty and no prompt argument was given", "UsageError");
+      throw new ConfigError(
+        given
+          ? "the prompt is empty: the prompt argument is only white space, and stdin was empty"
+          : "no prompt: stdin was empty and no prompt argument was given",
+        "UsageError",
+      );
     return { text: stdinText, warnings };
   }
   return { text: stdinText.trim() === "" ? head : `${head}\n\n${stdinText}`, warnings };

@@ -1,6 +1,7 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
 import { makeBackend } from "../backend/make-backend.js";
+import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { RunTurnOptions } from "../options/options.js";
 import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
@@ -18,6 +19,20 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
   if (flags.inputFormat === "jsonl") return conversationCommand(args, flags, options, cli.display, io);
+  // One rule for flags that do nothing in the chosen mode (as --text-deltas without --attach): refused.
+  const turnOnly = (
+    [
+      ["--turn-max-steps", flags.turnMaxSteps],
+      ["--turn-max-tokens", flags.turnMaxTokens],
+      ["--turn-max-cost-usd", flags.turnMaxCostUsd],
+      ["--turn-timeout", flags.turnTimeout],
+    ] as const
+  ).flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
+  if (turnOnly.length > 0)
+    throw new ConfigError(
+      `${turnOnly.join(", ")} limit${turnOnly.length === 1 ? "s" : ""} each turn of a conversation and need${turnOnly.length === 1 ? "s" : ""} --input-format jsonl; a single turn takes --max-steps, --max-tokens, --max-cost-usd and --timeout`,
+      "UsageError",
+    );
   const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
   if (rehearse !== null && !isRehearsal(rehearse)) {
     throw new ConfigError(
@@ -100,8 +115,16 @@ export async function deliverTurn(
   let showing = true;
   try {
     return await deliver(drive, io, {
-      event(event) {
+      event(event, stdoutGone) {
         if (!showing) return;
+        if (stdoutGone && (event.type === "result" || event.type === "conversation.result")) {
+          // The result could not be delivered; what it says of the stopped turn is not the outcome.
+          showing = false;
+          io.stderr.write(
+            `oc-exec: stdout was closed by its reader (e.g. | head): the turn was stopped and its result not written; exit ${BROKEN_PIPE_EXIT}\n`,
+          );
+          return;
+        }
         try {
           progress.event(event);
         } catch (error) {

@@ -93,11 +93,13 @@ export async function runConversation(
           continue;
         }
         const turn = ++turns;
+        // Files named by the input line are named by it in messages, not by a flag nobody used.
+        const labels = parsed.files ? { ...plan.labels, files: `input line ${lineNo}: files` } : plan.labels;
         yield {
           turn,
           mark: (event) => ({ ...event, turn }),
           cwd: plan.turn.dir ?? process.cwd(),
-          labels: plan.labels,
+          labels,
           options: (earlier) => {
             lastResults = earlier;
             const session = sessionAfter(plan, earlier);
@@ -111,7 +113,7 @@ export async function runConversation(
                 continue: turn === 1 ? plan.turn.continue : false,
                 fork: turn === 1 ? plan.turn.fork : false,
               },
-              { labels: plan.labels },
+              { labels },
             );
           },
         };

@@ -84,6 +84,12 @@ export function resolveTurnOptions(
   const own = readEnvironment(env);
   const check = (name: OptionName) => checkers(labels[name]);
   const model = options.model ?? null;
+  // provider/model, both parts named: opencode would start and fail seconds later ("Model not found: gpt4/.").
+  if (model !== null && !/^[^/\s]+\/\S/.test(model))
+    throw new ConfigError(
+      `${labels.model} takes provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1), not ${JSON.stringify(model)}`,
+      "UsageError",
+    );
   const prompt = options.prompt;
   const attach = options.attach ?? null;
   if (options.textDeltas && attach === null)

@@ -77,10 +77,11 @@ function stderrSuffix(facts: TurnFacts): string {
   return tail ? `; its stderr ended with:\n${tail}` : "; it printed nothing on stderr";
 }
 
-const TIMEOUT_WHAT: Record<TimeoutKind, (label: string) => string> = {
-  turn: (label) => `the turn timeout (${label})`,
-  startup: (label) => `the start-up timeout (${label}): no JSON event from opencode`,
-  idle: (label) => `the idle timeout (${label}): no output from opencode`,
+/** What fired, as the user set it ("--idle-timeout 5s"), and what it means. */
+const TIMEOUT_WHAT: Record<TimeoutKind, (label: string, duration: string) => string> = {
+  turn: (label, d) => `the turn timeout (${label} ${d}) fired`,
+  startup: (label, d) => `the start-up timeout (${label} ${d}) fired: no JSON event from opencode within ${d}`,
+  idle: (label, d) => `the idle timeout (${label} ${d}) fired: no output from opencode for ${d}`,
 };
 
 /** What a crossed budget used; a step that was started but cut short is not called "used". */
@@ -140,7 +141,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
           "TimeoutError",
           end.stop.whole
             ? `the ${end.stop.whole.scope}'s timeout (${end.stop.whole.option}) of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`
-            : `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]])} of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`,
+            : `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
@@ -184,7 +185,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     const e = facts.errors.find((x) => x.class === "context_overflow");
     return e ? fromUpstream(e) : undefined;
   },
-  approval_denied: (facts) => {
+  approval_denied: (facts, _end, labels) => {
     const d = facts.permissionDenials[0];
     if (!d) {
       // 2.x can report a blocked permission as a session error of its own.
@@ -209,7 +210,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     return detail(
       "PermissionDenied",
-      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it in the opencode permission config (OPENCODE_PERMISSION) or run with --auto.`,
+      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${labels.allow}${what ? ` ${what}${d.pattern ? ` (or ${labels.allow} '${what}:${d.pattern}')` : ""}` : ""}, or approve whatever is asked with ${labels.auto}.`,
     );
   },
   agent_error: (facts, end) => {

@@ -19,7 +19,9 @@ export type OptionName =
   | "failOn"
   | "attach"
   | "textDeltas"
-  | "pure";
+  | "pure"
+  | "auto"
+  | "model";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -43,6 +45,8 @@ export const API_LABELS: OptionLabels = {
   attach: "attach",
   textDeltas: "textDeltas",
   pure: "pure",
+  auto: "auto",
+  model: "model",
 };
 
 /** The option behind each budget, and behind each timeout. */

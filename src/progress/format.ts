@@ -78,7 +78,11 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
 }
 
 /** The closing summary: outcome, what the exit code means, figures, and how to resume. */
-export function formatSummary(result: ResultEvent, paint: Paint = noPaint): string[] {
+export function formatSummary(
+  result: ResultEvent,
+  paint: Paint = noPaint,
+  { resumable = true }: { resumable?: boolean } = {},
+): string[] {
   const lines: string[] = [];
   const head = result.ok
     ? paint.ok(paint.bold(`✔ success (exit 0)`))
@@ -94,8 +98,8 @@ export function formatSummary(result: ResultEvent, paint: Paint = noPaint): stri
   );
   if (result.files_changed.length > 0)
     lines.push(`  files changed: ${result.files_changed.map((f) => `${f.path} (${f.change})`).join(", ")}`);
-  // A deleted session (--ephemeral) cannot be resumed, so no command is offered for it.
-  if (result.session_id && result.session_deleted !== true)
+  // A deleted session (--ephemeral) or a rehearsal's (its HOME is gone) cannot be resumed: no command.
+  if (result.session_id && result.session_deleted !== true && resumable)
     lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
   return lines;
 }

@@ -59,11 +59,14 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
   const stamp = () => (options.timestamps ? `${paint.dim(new Date().toISOString())} ` : "");
   const write = (line: string) => stream.write(`${stamp()}${line}\n`);
   const github = githubActions(env, stream);
+  // A rehearsal's session lived in a throwaway HOME that is gone: there is nothing to resume.
+  let rehearsal = false;
   const plain: Reporter = {
     event(event) {
       github?.event(event);
+      if (event.type === "warning" && event.code === "rehearsal") rehearsal = true;
       if (event.type === "result") {
-        for (const line of formatSummary(event, paint)) write(line);
+        for (const line of formatSummary(event, paint, { resumable: !rehearsal })) write(line);
         return;
       }
       const line = formatEventLine(event, paint);

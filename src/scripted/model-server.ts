@@ -84,7 +84,10 @@ export function scriptedReply(body: ChatRequest): Reply {
       // A model that calls a tool the agent does not offer (edit, where the config denies it), gets
       // opencode's `invalid` tool back, then does the work with bash and answers.
       return results.length === 0
-        ? { kind: "tool", calls: [{ name: "edit", args: { filePath: "fixed.txt", oldString: "", newString: "fixed" } }] }
+        ? {
+            kind: "tool",
+            calls: [{ name: "edit", args: { filePath: "fixed.txt", oldString: "", newString: "fixed" } }],
+          }
         : results.length === 1
           ? { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] }
           : { kind: "text", text: "Fixed it with bash." };

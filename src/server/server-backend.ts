@@ -128,14 +128,8 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         NO_QUESTIONS,
         ...(input.policy ? rulesetOf(input.policy) : inherited ? rulesetOf(inherited) : []),
       ];
+      // provider/model: the resolver refused any other shape.
       const slash = turn.model?.indexOf("/") ?? -1;
-      if (turn.model && slash <= 0)
-        return {
-          problem: {
-            name: "UsageError",
-            message: `the model must be provider/model, not ${JSON.stringify(turn.model)}`,
-          },
-        };
       let sessionId: string | null = null;
       try {
         sessionId = await resolveSession(client, turn, rules, input.title ?? titleFor(input.prompt));

@@ -2,32 +2,15 @@
 // run.started, check the workspace, the backend's own problem and its checks, the files and the
 // output path, read the prompt and build the permission policy, then ask the backend to open the
 // turn. Returns the opened turn, or the problem that stops it before it starts (config_error).
-import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Backend, LaunchProblem, OpenedTurn, TurnInput } from "../backend/backend.js";
+import { notADirectory, notAFile } from "../fs-checks.js";
 import { titleFor } from "../opencode/invocation.js";
 import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
-
-/** Why a path cannot be used as a directory, or null when it can. */
-function notADirectory(path: string): string | null {
-  try {
-    return statSync(path).isDirectory() ? null : "is not a directory";
-  } catch {
-    return "does not exist";
-  }
-}
-
-function notAFile(path: string): string | null {
-  try {
-    return statSync(path).isFile() ? null : "is not a file";
-  } catch {
-    return "does not exist";
-  }
-}
 
 export async function prepareTurn(
   options: ResolvedTurn,

@@ -183,24 +183,32 @@ describe("oc-exec batch", () => {
     }
   });
 
-  it("a task's dir is taken from the batch's --dir; a missing one is that task's config_error, not the batch's", async () => {
+  it("a task's dir is taken from the batch's --dir; a missing one is found before anything runs: exit 5", async () => {
     const checkout = join(e2e.home.root, "checkout");
     for (const pkg of ["a", "b"]) mkdirSync(join(checkout, "packages", pkg), { recursive: true });
-    const file = tasksFile("dirs.jsonl", [
+    const good = [
       { id: "a", prompt: "scenario:write a note in a", dir: "packages/a" },
       { id: "b", prompt: "scenario:write a note in b", dir: "packages/b" },
+    ];
+    const before = e2e.server.requests.length;
+    const file = tasksFile("dirs.jsonl", [
+      ...good,
       { id: "none", prompt: "scenario:plain none", dir: "packages/none" },
     ]);
-    const run = await batch(["batch", file, "--dir", checkout]);
-    expect(run.code).toBe(1);
-    expect(classes(run.summary)).toEqual({ a: "success", b: "success", none: "config_error" });
+    const missing = await batch(["batch", file, "--dir", checkout]);
+    expect(missing.code).toBe(5);
+    expect(missing.events.map((e) => e.type)).toEqual(["batch.result"]);
+    expect(missing.summary.problems).toEqual([`${file}:3: dir ${join(checkout, "packages", "none")} does not exist`]);
+    expect(e2e.server.requests.length).toBe(before);
+    const run = await batch(["batch", tasksFile("dirs.jsonl", good), "--dir", checkout]);
+    expect(run.code).toBe(0);
+    expect(classes(run.summary)).toEqual({ a: "success", b: "success" });
     for (const pkg of ["a", "b"]) {
       const started = run.events.find((e) => e.type === "run.started" && e.task_id === pkg);
       expect(started).toMatchObject({ cwd: join(checkout, "packages", pkg) });
       expect(readFileSync(join(checkout, "packages", pkg, "notes.txt"), "utf8")).toBe("hello\n");
       expect(resultOf(run, pkg)?.files_changed).toEqual([{ path: "notes.txt", change: "added" }]);
     }
-    expect(resultOf(run, "none")?.error?.message).toContain(join(checkout, "packages", "none"));
     await expectNothingLeft();
   });
 

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { BatchResult, ResultEvent } from "../../src/contract/schema.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { BIN, parseLines, runCliRaw } from "../support/run-cli.js";
 
 const home = mkdtempSync(join(tmpdir(), "oc-exec-first-hour-"));
@@ -74,5 +75,58 @@ describe("batch --resume with a file that is not the earlier run", () => {
       expect((events[0] as BatchResult).problems).toEqual([expect.stringContaining(`--resume ${file} ${what}`)]);
       expect(run.stderr).toContain(`--resume ${file} ${what}`);
     }
+  });
+});
+
+describe("stderr agrees with the exit status, and messages name what the user can do", () => {
+  it("`| head -1`: exit 141, and stderr says stdout was closed, not that opencode failed", async () => {
+    const cmd = `'${process.execPath}' '${BIN}' --rehearse success x | head -1 > /dev/null`;
+    const run = spawnSync("bash", ["-o", "pipefail", "-c", cmd], { env, cwd: home, encoding: "utf8" });
+    expect(run.status).toBe(141);
+    expect(run.stderr).toContain(
+      "oc-exec: stdout was closed by its reader (e.g. | head): the turn was stopped and its result not written; exit 141",
+    );
+    expect(run.stderr).not.toContain("agent_error");
+    expect(run.stderr).not.toContain("OpencodeFailed");
+  });
+
+  it("a rehearsal offers no resume command (its throwaway HOME is gone); a stall says what fired", async () => {
+    const run = await runCliRaw(["--rehearse", "stall", "--idle-timeout", "2s", "x"], { env, cwd: home });
+    expect(run.code).toBe(124);
+    expect(run.stderr).not.toContain("resume: oc-exec --session");
+    const result = parseLines(run.stdout).at(-1) as ResultEvent;
+    expect(result.error?.message).toBe(
+      "the idle timeout (--idle-timeout 2s) fired: no output from opencode for 2s; oc-exec stopped the turn",
+    );
+  });
+});
+
+describe("flags that agree with each other: exit 5 before anything runs", () => {
+  it.each([
+    [["--turn-timeout", "5m", "x"], "--turn-timeout limits each turn of a conversation and needs --input-format jsonl"],
+    [
+      ["--turn-max-steps", "3", "--turn-max-tokens", "9", "x"],
+      "--turn-max-steps, --turn-max-tokens limit each turn of a conversation and need --input-format jsonl",
+    ],
+    [
+      ["-m", "gpt4", "x"],
+      '--model takes provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1), not "gpt4"',
+    ],
+    [[""], "the prompt is empty: the prompt argument is only white space, and stdin was empty"],
+  ])("%j", async (args, message) => {
+    const run = await runCliRaw(args, { env, cwd: home, stdin: "" });
+    expect(run.code).toBe(5);
+    const result = parseLines(run.stdout).at(-1) as ResultEvent;
+    expect(result.error?.message).toMatch(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+  });
+
+  it("a conversation's bad files entry is named by its input line, not by a flag nobody used", async () => {
+    const run = await runCliRaw(["-q", "--input-format", "jsonl", "--opencode", FAKE_OPENCODE], {
+      env,
+      cwd: home,
+      stdin: '{"prompt": "look", "files": ["missing.txt"]}\n',
+    });
+    const result = parseLines(run.stdout).find((e): e is ResultEvent => e.type === "result")!;
+    expect(result.error?.message).toBe(`input line 1: files ${join(home, "missing.txt")} does not exist`);
   });
 });

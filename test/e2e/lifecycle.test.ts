@@ -92,7 +92,7 @@ describe("timeouts", () => {
     expect(run.code).toBe(124);
     expect(run.result.error).toEqual({
       name: "TimeoutError",
-      message: "the turn timeout (--timeout) of 4s fired; oc-exec stopped the turn",
+      message: "the turn timeout (--timeout 4s) fired; oc-exec stopped the turn",
       status_code: null,
       retryable: null,
       timeout: { kind: "turn", ms: 4000 },
@@ -104,7 +104,7 @@ describe("timeouts", () => {
     expect(run.code).toBe(124);
     expect(run.result.error).toMatchObject({ timeout: { kind: "startup", ms: 1500 } });
     expect(run.result.error!.message).toBe(
-      "the start-up timeout (--startup-timeout): no JSON event from opencode of 1500ms fired; oc-exec stopped the turn",
+      "the start-up timeout (--startup-timeout 1500ms) fired: no JSON event from opencode within 1500ms; oc-exec stopped the turn",
     );
   });
 

@@ -208,7 +208,7 @@ describe("classifyOutcome", () => {
       class: "timeout",
       error: {
         name: "TimeoutError",
-        message: "the turn timeout (--timeout) of 90s fired; oc-exec stopped the turn",
+        message: "the turn timeout (--timeout 90s) fired; oc-exec stopped the turn",
         status_code: null,
         retryable: null,
         timeout: { kind: "turn", ms: 90_000 },

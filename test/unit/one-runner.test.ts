@@ -91,7 +91,7 @@ describe("the rule for 0, on every path", () => {
 
   it("a batch task: its own field named (max_steps), else the flag that gave the default (--task-max-cost-usd)", () => {
     const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_steps":0}', '{"id":"b","prompt":"y"}'].join("\n"));
-    const planned = planTasks(tasks, { dir: "/w", maxCostUsd: 0 }, BATCH_LABELS);
+    const planned = planTasks(tasks, { dir: process.cwd(), maxCostUsd: 0 }, BATCH_LABELS);
     expect(planned.run).toEqual([]);
     expect(planned.problems).toEqual([
       { line: 1, message: expect.stringMatching(/^max_steps must be more than 0/) },
@@ -119,7 +119,7 @@ describe("the rule for 0, on every path", () => {
 describe("a task's limits are named by where they came from", () => {
   it("max_cost_usd when the line sets it, --task-max-cost-usd when the flag gave it", () => {
     const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_cost_usd":0.5}', '{"id":"b","prompt":"y"}'].join("\n"));
-    const { run } = planTasks(tasks, { dir: "/w", maxCostUsd: 1 }, BATCH_LABELS);
+    const { run } = planTasks(tasks, { dir: process.cwd(), maxCostUsd: 1 }, BATCH_LABELS);
     expect(run.map((t) => [t.task.id, t.options.maxCostUsd, t.options.labels.maxCostUsd])).toEqual([
       ["a", 0.5, "max_cost_usd"],
       ["b", 1, "--task-max-cost-usd"],
