@@ -17,4 +17,7 @@ export {
 } from "./contract/schema.js";
 export type { ClientOptions, RunTurnOptions, SessionOptions, TurnOptions } from "./options/options.js";
 export type { BudgetLimit, StopReason, TimeoutKind } from "./outcome/classify.js";
+export type { FailOn } from "./outcome/fail-on.js";
+export { type ScriptedModel, startScriptedModel } from "./scripted/public.js";
+export type { RehearsalName } from "./scripted/rehearsals.js";
 export { VERSION } from "./version.js";

@@ -3,10 +3,13 @@
 
 import { makeBackend } from "../backend/make-backend.js";
 import type { OcEvent } from "../contract/schema.js";
+import { readEnvironment } from "../environment.js";
 import type { RunTurnOptions } from "../options/options.js";
-import { type ResolvedTurn, resolveTurnOptions } from "../options/resolve-options.js";
+import { type Internals, type ResolvedTurn, resolveTurnOptions } from "../options/resolve-options.js";
 import type { StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
+import type { RunningRehearsal } from "../scripted/rehearsal.js";
+import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { TurnControl } from "../turn/control.js";
 import { executeTurn } from "../turn/execute.js";
 import { failedStart } from "../turn/failed-start.js";
@@ -41,14 +44,21 @@ export function runTurn(options: RunTurnOptions): Turn {
   };
   const run = async () => {
     let resolved: ResolvedTurn;
+    let rehearsal: RunningRehearsal | null = null;
     try {
-      resolved = resolveTurnOptions(options);
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
-      return;
+      try {
+        const rehearsed = await rehearse(options);
+        rehearsal = rehearsed.rehearsal;
+        resolved = resolveTurnOptions(rehearsed.options, rehearsed.internals);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
+        return;
+      }
+      await executeTurn(resolved, makeBackend(resolved), push, control);
+    } finally {
+      await rehearsal?.stop();
     }
-    await executeTurn(resolved, makeBackend(resolved), push, control);
   };
   const start = () => {
     if (started) return;
@@ -86,5 +96,31 @@ export function runTurn(options: RunTurnOptions): Turn {
       }
       if (failure) throw failure;
     },
+  };
+}
+
+/**
+ * `rehearse` (or OC_EXEC_REHEARSE in the turn's environment), as --rehearse does on the command
+ * line: the real opencode against the scripted model, in a throwaway HOME and workspace. The
+ * scripted model loads only then.
+ */
+async function rehearse(
+  options: RunTurnOptions,
+): Promise<{ options: RunTurnOptions; internals: Internals; rehearsal: RunningRehearsal | null }> {
+  const env = options.env ?? process.env;
+  const name = options.rehearse ?? readEnvironment(env).rehearse;
+  if (name === null || name === undefined) return { options, internals: {}, rehearsal: null };
+  if (!isRehearsal(name))
+    throw new ConfigError(
+      `rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(name)}`,
+      "UsageError",
+    );
+  const scripted = await import("../scripted/rehearsal.js");
+  const rehearsal = await scripted.startRehearsal(name, env);
+  const read = async () => ({ text: options.prompt, warnings: [] });
+  return {
+    options: { ...scripted.rehearsedOptions(options, rehearsal), env: rehearsal.env },
+    internals: { prompt: scripted.rehearsedPrompt(read, name, rehearsal) },
+    rehearsal,
   };
 }

@@ -36,6 +36,8 @@ export type OpenedTurn = { source: UpstreamSource; ops: SessionOps };
 export type Backend = {
   /** What run.started says about opencode: its path or URL and version, as far as they are known. */
   readonly opencode: EventOf<"run.started">["opencode"];
+  /** Permission keys the backend itself takes from every session (a server: question): its policy too. */
+  readonly removes?: readonly string[];
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */

@@ -1,8 +1,8 @@
 // `oc-exec doctor`: is this machine ready to run a turn? The binary, the workspace, the models
 // opencode sees, credentials (names only, never values), and that a permission policy is accepted.
 // Exit 0 when ready, 5 when not. The report goes to stderr; --json prints it on stdout.
-import { accessSync, constants, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ResultEvent } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
@@ -126,14 +126,7 @@ async function doctor(opts: {
   });
 
   const credentials = CREDENTIAL_VARS.filter((v) => (opts.env[v] ?? "") !== "");
-  const custom = (() => {
-    try {
-      const config = JSON.parse(opts.env.OPENCODE_CONFIG_CONTENT ?? "{}") as { provider?: Record<string, unknown> };
-      return Object.keys(config.provider ?? {});
-    } catch {
-      return [];
-    }
-  })();
+  const custom = configuredProviders(opts.env, workspace);
   const inherited = invalidInheritedPolicy(opts.env.OPENCODE_PERMISSION);
   checks.push({
     name: "inherited permissions",
@@ -174,7 +167,7 @@ async function doctor(opts: {
     const sources = [
       ...credentials.map((v) => `$${v}`),
       ...(storedCount > 0 ? [`${storedCount} stored by \`opencode auth login\``] : []),
-      ...(custom.length > 0 ? [`custom providers in OPENCODE_CONFIG_CONTENT: ${custom.join(", ")}`] : []),
+      ...custom.map((p) => `provider ${p.name} in ${p.source}${p.hasKey ? " (with an apiKey)" : ""}`),
     ];
     checks.push({
       name: "credentials",
@@ -193,6 +186,56 @@ export async function doctorCommand(
   const report = await doctor({ ...flags, env: io.env });
   if (flags.json) writeStdoutText(`${JSON.stringify({ oc_exec_version: VERSION, ...report })}\n`);
   for (const c of report.checks) io.stderr.write(`${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`);
-  io.stderr.write(report.ready ? "ready\n" : "not ready (exit 5)\n");
+  io.stderr.write(
+    report.ready
+      ? flags.probe
+        ? "ready: the model answered a real request\n"
+        : "ready, as far as oc-exec can tell without calling the model: the binary, the workspace, the permission policy, the models opencode lists and where credentials come from. Whether the provider answers (a wrong key, no network, a gateway that is down) only --probe shows.\n"
+      : "not ready (exit 5)\n",
+  );
   return report.ready ? EXIT_CODES.success : EXIT_CODES.config_error;
+}
+
+type ConfiguredProvider = { name: string; source: string; hasKey: boolean };
+
+/**
+ * The providers opencode's configuration declares, and where: OPENCODE_CONFIG_CONTENT, the file
+ * OPENCODE_CONFIG names, the global config and the workspace's. A custom provider (a gateway, a
+ * local model) carries its own apiKey there, so it counts as credentials too.
+ */
+function configuredProviders(env: NodeJS.ProcessEnv, workspace: string): ConfiguredProvider[] {
+  const configHome = env.XDG_CONFIG_HOME || join(env.HOME ?? "", ".config");
+  const sources: [string, () => string][] = [
+    ["OPENCODE_CONFIG_CONTENT", () => env.OPENCODE_CONFIG_CONTENT ?? ""],
+    ...(env.OPENCODE_CONFIG
+      ? [[env.OPENCODE_CONFIG, () => readFileSync(env.OPENCODE_CONFIG!, "utf8")] as [string, () => string]]
+      : []),
+    ...["opencode.json", "opencode.jsonc"].map(
+      (f) =>
+        [join(configHome, "opencode", f), () => readFileSync(join(configHome, "opencode", f), "utf8")] as [
+          string,
+          () => string,
+        ],
+    ),
+    ...["opencode.json", "opencode.jsonc", join(".opencode", "opencode.json")].map(
+      (f) => [join(workspace, f), () => readFileSync(join(workspace, f), "utf8")] as [string, () => string],
+    ),
+  ];
+  const found: ConfiguredProvider[] = [];
+  for (const [source, read] of sources) {
+    let config: { provider?: Record<string, { options?: { apiKey?: unknown } }> };
+    try {
+      // JSONC: whole-line comments are what opencode's own configs carry.
+      config = JSON.parse(read().replace(/^\s*\/\/.*$/gm, "") || "{}");
+    } catch {
+      continue;
+    }
+    for (const [name, provider] of Object.entries(config?.provider ?? {}))
+      found.push({
+        name,
+        source,
+        hasKey: typeof provider?.options?.apiKey === "string" && provider.options.apiKey !== "",
+      });
+  }
+  return found;
 }

@@ -4,6 +4,7 @@
 
 import { splitList } from "../opencode/permissions.js";
 import type { RunTurnOptions } from "../options/options.js";
+import type { FailOn } from "../outcome/fail-on.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
@@ -171,7 +172,8 @@ export function optionsFromFlags(
       maxCostUsd: flags.maxCostUsd === undefined ? undefined : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
       maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
       includeRaw: flags.includeRaw,
-      failOn: flags.failOn ? splitList(flags.failOn) : undefined,
+      // Typed for library callers; a word the CLI was given is checked by the resolver, naming --fail-on.
+      failOn: flags.failOn ? (splitList(flags.failOn) as FailOn[]) : undefined,
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

@@ -75,6 +75,10 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       const { serverCommand } = await import("./server-command.js");
       status = await serverCommand(command, args, flags, io);
     },
+    async scriptedModel() {
+      const { scriptedModelCommand } = await import("./scripted-command.js");
+      status = await scriptedModelCommand(io);
+    },
     async doctor(flags) {
       const { doctorCommand } = await import("./doctor.js");
       status = await doctorCommand(flags, io);

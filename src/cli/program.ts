@@ -43,6 +43,7 @@ export type Actions = {
     flags: Record<string, unknown>,
   ): Promise<void>;
   validate(file: string, flags: Record<string, unknown>): Promise<void>;
+  scriptedModel(): Promise<void>;
   batch(file: string, flags: Record<string, unknown>): Promise<void>;
   merge(files: string[], flags: Record<string, unknown>): Promise<void>;
 };
@@ -57,6 +58,7 @@ const NO_ACTIONS: Actions = {
   server: noAction,
   batch: noAction,
   merge: noAction,
+  scriptedModel: noAction,
 };
 
 export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTIONS): Command {
@@ -267,6 +269,12 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .command("supervise", { hidden: true })
     .argument("<id>")
     .action((id: string, flags: Record<string, unknown>) => actions.server("supervise", [id], flags));
+  program
+    .command("scripted-model")
+    .description(
+      'serve oc-exec\'s scripted OpenAI-compatible model on loopback for your own pipeline tests: prints {"url", "model", "opencode_config"} and serves until Ctrl-C or SIGTERM',
+    )
+    .action(() => actions.scriptedModel());
   program
     .command("validate")
     .description("check an oc-exec JSONL stream against the schema and the contract (seq, one result last, exit code)")

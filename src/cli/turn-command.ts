@@ -7,7 +7,6 @@ import type { RunTurnOptions } from "../options/options.js";
 import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createReporter } from "../progress/reporter.js";
-import type { RunningRehearsal } from "../scripted/rehearsal.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Driver, deliver } from "./deliver.js";
@@ -40,7 +39,9 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       "UsageError",
     );
   }
-  const rehearsal = rehearse ? await (await import("../scripted/rehearsal.js")).startRehearsal(rehearse, io.env) : null;
+  // The scripted model loads only for a rehearsal.
+  const scripted = rehearse ? await import("../scripted/rehearsal.js") : null;
+  const rehearsal = scripted ? await scripted.startRehearsal(rehearse!, io.env) : null;
   const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
   try {
     const readArgs = rehearsal && args.length === 0 && !cli.promptFile ? ["a rehearsal turn"] : args;
@@ -49,12 +50,12 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
     const resolved = resolveTurnOptions(
       {
-        ...(rehearsal ? rehearsed(options, rehearsal) : options),
+        ...(rehearsal ? scripted!.rehearsedOptions(options, rehearsal) : options),
         env: rehearsal?.env ?? io.env,
         onStderrLine: reporter.stderrLine,
         onToolStarted: reporter.toolStarted,
       },
-      { labels: FLAG_LABELS, prompt: rehearsal ? rehearsedPrompt(read, rehearse!, rehearsal) : read },
+      { labels: FLAG_LABELS, prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read },
     );
     const backend = makeBackend(resolved);
     return await deliverTurn(
@@ -69,36 +70,6 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     // A stdin we stopped waiting for must not keep the process alive.
     if (!io.stdin.isTTY) io.stdin.destroy();
   }
-}
-
-/** A rehearsal runs in its own throwaway workspace, on the scripted model, with no export. */
-function rehearsed(options: Omit<RunTurnOptions, "prompt" | "env">, rehearsal: RunningRehearsal) {
-  return {
-    ...options,
-    dir: rehearsal.dir,
-    model: rehearsal.model,
-    session: undefined,
-    continue: undefined,
-    export: false,
-    idleTimeoutMs: options.idleTimeoutMs ?? rehearsal.defaults?.idleTimeoutMs,
-    maxSteps: options.maxSteps ?? rehearsal.defaults?.maxSteps,
-  };
-}
-
-function rehearsedPrompt(read: PromptReader, name: string, rehearsal: RunningRehearsal): PromptReader {
-  return async () => {
-    const prompt = await read();
-    return {
-      text: `${rehearsal.promptPrefix}${prompt.text}`,
-      warnings: [
-        {
-          code: "rehearsal",
-          message: `a rehearsal (${name}): the real opencode against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
-        },
-        ...prompt.warnings,
-      ],
-    };
-  };
 }
 
 /**
@@ -120,9 +91,10 @@ export async function deliverTurn(
         if (stdoutGone && (event.type === "result" || event.type === "conversation.result")) {
           // The result could not be delivered; what it says of the stopped turn is not the outcome.
           showing = false;
-          io.stderr.write(
-            `oc-exec: stdout was closed by its reader (e.g. | head): the turn was stopped and its result not written; exit ${BROKEN_PIPE_EXIT}\n`,
-          );
+          if (!display.quiet)
+            io.stderr.write(
+              `oc-exec: stdout was closed by its reader (e.g. | head): the turn was stopped and its result not written; exit ${BROKEN_PIPE_EXIT}\n`,
+            );
           return;
         }
         try {

@@ -1,3 +1,6 @@
+import type { FailOn } from "../outcome/fail-on.js";
+import type { RehearsalName } from "../scripted/rehearsals.js";
+
 // The public options, split by lifetime as the best SDKs do (the Codex SDK's CodexOptions,
 // ThreadOptions and TurnOptions): how to reach opencode, where and as whom turns run, and what one
 // turn may do. None of them knows about the command line; the CLI builds them from its flags.
@@ -14,6 +17,11 @@ export type ClientOptions = {
    * record of a server it started.
    */
   attach?: string;
+  /**
+   * Rehearse instead of running for real (as --rehearse, or OC_EXEC_REHEARSE in `env`): the real
+   * opencode against oc-exec's scripted model, in a throwaway HOME and workspace, playing this scenario.
+   */
+  rehearse?: RehearsalName;
 };
 
 /** Where and as whom turns run. */
@@ -75,7 +83,7 @@ export type TurnOptions = {
   /** After the turn, ask `opencode export` for the model and cost. Default: only when neither the caller nor opencode's log named the model. */
   export?: boolean;
   /** Conditions that turn a successful turn into a failure (agent_error): tool-error, no-changes, no-message. */
-  failOn?: string[];
+  failOn?: FailOn[];
   /** Abort the turn; the abort reason, when it is a StopReason, says why. */
   signal?: AbortSignal;
   /** Called with each of opencode's own stderr lines. */

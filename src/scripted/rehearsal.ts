@@ -3,6 +3,7 @@
 // provider, a key or a real failure. Nothing of the user's (workspace, config, sessions) is touched,
 // and the run says so (a `rehearsal` warning first, the model named rehearsal/scripted).
 
+import type { WarningCode } from "../contract/warning-codes.js";
 import { makeHermeticHome, providerConfig } from "./hermetic-home.js";
 import { startModelServer } from "./model-server.js";
 import { REHEARSALS, type Rehearsal, type RehearsalName } from "./rehearsals.js";
@@ -42,5 +43,48 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
       await server.close();
       home.cleanup();
     },
+  };
+}
+
+/** A rehearsal runs in its own throwaway workspace, on the scripted model, with no export. */
+export function rehearsedOptions<O extends RehearsableOptions>(options: O, rehearsal: RunningRehearsal): O {
+  return {
+    ...options,
+    dir: rehearsal.dir,
+    model: rehearsal.model,
+    session: undefined,
+    continue: undefined,
+    export: false,
+    idleTimeoutMs: options.idleTimeoutMs ?? rehearsal.defaults?.idleTimeoutMs,
+    maxSteps: options.maxSteps ?? rehearsal.defaults?.maxSteps,
+  };
+}
+
+type RehearsableOptions = {
+  dir?: string;
+  model?: string;
+  session?: string;
+  continue?: boolean;
+  export?: boolean;
+  idleTimeoutMs?: number;
+  maxSteps?: number;
+};
+
+type PromptRead = () => Promise<{ text: string; warnings: { code: "rehearsal" | WarningCode; message: string }[] }>;
+
+/** The prompt, sent to the scenario, with the warning that says this run is a rehearsal first. */
+export function rehearsedPrompt(read: PromptRead, name: string, rehearsal: RunningRehearsal): PromptRead {
+  return async () => {
+    const prompt = await read();
+    return {
+      text: `${rehearsal.promptPrefix}${prompt.text}`,
+      warnings: [
+        {
+          code: "rehearsal",
+          message: `a rehearsal (${name}): the real opencode against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
+        },
+        ...prompt.warnings,
+      ],
+    };
   };
 }

@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
@@ -67,6 +68,11 @@ const STOP_GRACE_MS = 3_000;
 
 /** Starts a server through a detached supervisor; resolves with its record, or rejects with why not. */
 export async function startServer(request: StartRequest): Promise<ManagedServer> {
+  // opencode reports a taken port only as "Unexpected error ServeError" in its log: ask first.
+  if (request.port !== 0 && (await portInUse(request.port)))
+    throw new ConfigError(
+      `port ${request.port} on 127.0.0.1 is in use by another program: choose another --port, or leave it out for a free one`,
+    );
   const id = randomBytes(6).toString("hex");
   const config: SuperviseConfig = {
     id,
@@ -107,6 +113,15 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
   const server = findServer(request.env, report.ready);
   if (!server) throw new ServerStartError("the server started but its record is missing", false);
   return server;
+}
+
+/** Whether something already listens on this port of 127.0.0.1. */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "EADDRINUSE"));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(false)));
+  });
 }
 
 /** `server supervise ID`: runs in the background for the server's whole life. */

@@ -104,6 +104,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
   const recordTo = readEnvironment(spec.env).recordEvents;
   return {
     opencode,
+    removes: [NO_QUESTIONS.permission],
     problem: null,
     check(turn) {
       const refused = runOnlyFlags(turn);

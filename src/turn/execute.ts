@@ -23,6 +23,8 @@ export async function executeTurn(
   control: TurnControl,
 ): Promise<ResultEvent> {
   control.follow(options.signal);
+  // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
+  const removed = removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels);
   const core = createTurnCore(
     {
       workspace: options.dir,
@@ -36,7 +38,7 @@ export async function executeTurn(
       labels: options.labels,
       failOn: options.failOn,
       onToolStarted: options.onToolStarted ?? undefined,
-      removedByPolicy: removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels),
+      removedByPolicy: removed,
     },
     sink,
   );
@@ -45,7 +47,9 @@ export async function executeTurn(
   let problem: LaunchProblem | null = null;
   let bug: { message: string } | null = null;
   try {
-    const opened = await prepareTurn(options, core, await backend);
+    const made = await backend;
+    for (const key of made.removes ?? []) removed.add(key);
+    const opened = await prepareTurn(options, core, made);
     if ("problem" in opened) problem = opened.problem;
     else {
       if (control.reason === null) ran = await runSource(opened.source, options, core, control);

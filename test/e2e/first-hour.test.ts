@@ -1,10 +1,11 @@
 // What a CI author hit in their first hour, each checked the way they met it.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { BatchResult, ResultEvent } from "../../src/contract/schema.js";
+import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { BIN, parseLines, runCliRaw } from "../support/run-cli.js";
 
@@ -128,5 +129,88 @@ describe("flags that agree with each other: exit 5 before anything runs", () => 
     });
     const result = parseLines(run.stdout).find((e): e is ResultEvent => e.type === "result")!;
     expect(result.error?.message).toBe(`input line 1: files ${join(home, "missing.txt")} does not exist`);
+  });
+});
+
+describe("server start on a port that is taken", () => {
+  it("exit 5, saying the port is in use, and no server is started", async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const run = await runCliRaw(["server", "start", "--port", String(port)], {
+        env: { ...env, XDG_STATE_HOME: join(home, "state") },
+        cwd: home,
+      });
+      expect(run.code).toBe(5);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toBe(
+        `oc-exec server start: port ${port} on 127.0.0.1 is in use by another program: choose another --port, or leave it out for a free one\n`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+describe("the scripted model and rehearsals for a user's own pipeline tests", () => {
+  it("the library: runTurn({ rehearse }) and OC_EXEC_REHEARSE in its env rehearse, as --rehearse does", async () => {
+    const { runTurn } = await import("../../src/index.js");
+    const collect = async (turn: AsyncIterable<OcEvent>) => {
+      const events: OcEvent[] = [];
+      for await (const event of turn) events.push(event);
+      return events;
+    };
+    const denied = await collect(runTurn({ prompt: "x", rehearse: "denied", env }));
+    expect(denied[1]).toMatchObject({ type: "warning", code: "rehearsal" });
+    expect(denied.at(-1)).toMatchObject({ type: "result", class: "approval_denied", exit_code: 2 });
+    const viaEnv = await collect(runTurn({ prompt: "x", env: { ...env, OC_EXEC_REHEARSE: "api-401" } }));
+    expect(viaEnv.at(-1)).toMatchObject({ type: "result", class: "api_error", exit_code: 4 });
+    const unknown = await collect(runTurn({ prompt: "x", env: { ...env, OC_EXEC_REHEARSE: "flaky" } }));
+    expect(unknown.at(-1)).toMatchObject({
+      class: "config_error",
+      error: { message: expect.stringMatching(/^rehearse takes one of success, /) },
+    });
+  });
+
+  it("startScriptedModel: a real turn against it, with the configuration it hands out", async () => {
+    const { startScriptedModel } = await import("../../src/index.js");
+    const model = await startScriptedModel();
+    try {
+      const run = await runCliRaw(["-q", "-m", model.model, "scenario:tool run it"], {
+        env: { ...env, OPENCODE_CONFIG_CONTENT: model.opencodeConfig, OC_EXEC_EXPORT: "0" },
+        cwd: home,
+      });
+      expect(run.code).toBe(0);
+      expect((parseLines(run.stdout).at(-1) as ResultEvent).text).toBe("The command printed hi.");
+      expect(model.requests().map((r) => r.scenario)).toContain("tool");
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("oc-exec scripted-model: one JSON line on stdout, serves until SIGTERM, exit 0", async () => {
+    const child = spawn(process.execPath, [BIN, "scripted-model"], {
+      env,
+      cwd: home,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const first = await new Promise<string>((resolve) => {
+      let text = "";
+      child.stdout.on("data", (d: Buffer) => {
+        text += d.toString();
+        if (text.includes("\n")) resolve(text.slice(0, text.indexOf("\n")));
+      });
+    });
+    const info = JSON.parse(first) as { url: string; model: string; opencode_config: { model: string } };
+    expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(info).toMatchObject({ model: "scripted/model", opencode_config: { model: "scripted/model" } });
+    const models = await fetch(`${info.url}/models`);
+    expect(models.status).toBe(200);
+    const code = await new Promise<number | null>((resolve) => {
+      child.on("close", resolve);
+      child.kill("SIGTERM");
+    });
+    expect(code).toBe(0);
   });
 });

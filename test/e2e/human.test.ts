@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -107,13 +107,35 @@ describe("doctor and --version", () => {
       "requested model",
       "credentials",
     ]);
-    expect(ok.stderr).toContain("✓ credentials: custom providers in OPENCODE_CONFIG_CONTENT: fake");
+    expect(ok.stderr).toContain("✓ credentials: provider fake in OPENCODE_CONFIG_CONTENT (with an apiKey)");
+    // Without --probe, doctor says what it could not check.
+    expect(ok.stderr).toContain(
+      "Whether the provider answers (a wrong key, no network, a gateway that is down) only --probe shows.",
+    );
     expect(ok.stderr).toMatch(/^✓ models: \d+ models from 2 providers \(opencode, fake\)$/m);
     expect(ok.stdout + ok.stderr).not.toContain('"apiKey"');
     const bad = await runCliRaw(["doctor", "-m", "fake/nope"], { env: e2e.home.env, cwd: e2e.home.workspace });
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain("✗ requested model: fake/nope is not among the models opencode offers");
     expect(bad.stdout).toBe("");
+    // A gateway configured in opencode's own config file, with its key there, is a credential too.
+    const configDir = join(e2e.home.env.XDG_CONFIG_HOME!, "opencode");
+    mkdirSync(configDir, { recursive: true });
+    const configFile = join(configDir, "opencode.json");
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        provider: {
+          gw: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:9/v1", apiKey: "k" } },
+        },
+      }),
+    );
+    try {
+      const gateway = await runCliRaw(["doctor"], { env: e2e.home.env, cwd: e2e.home.workspace });
+      expect(gateway.stderr).toContain(`provider gw in ${configFile} (with an apiKey)`);
+    } finally {
+      rmSync(configFile);
+    }
     const missing = await runCliRaw(["doctor", "--opencode", "/nonexistent"], { env: e2e.home.env });
     expect(missing.code).toBe(5);
     expect(missing.stderr).toContain("✗ opencode: opencode binary not found at /nonexistent");
