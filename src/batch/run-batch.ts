@@ -63,6 +63,7 @@ export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: Turn
       duration_ms: result.duration_ms,
       digest: job.task.digest,
       run: how,
+      error: result.error ? { name: result.error.name, message: result.error.message } : null,
     });
   }
   return writeBatchResult(

@@ -25,6 +25,7 @@ import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
+import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
@@ -72,14 +73,14 @@ export async function batchNotRun(
   io: Pick<CliIo, "env" | "stderr" | "stdout">,
 ): Promise<number> {
   const writer = createStdoutWriter(io.stdout);
-  const summary = writeBatchNotRun(problems, shard, (event) => writer.write(event));
+  const summary = writeBatchNotRun(capProblems(problems), shard, (event) => writer.write(event));
   await writer.drained();
-  writeBatchStepSummary(io.env, sayer(io, "batch"), summary);
+  writeBatchStepSummary(io.env, sayer(io, "batch"), summary, io.stderr);
   return summary.exit_code;
 }
 
 const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
-  io.stderr.write(`oc-exec ${command}: ${text}\n`);
+  io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
 
 export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const shard = flags.shard === undefined ? null : parseShard(flags.shard);
@@ -108,7 +109,7 @@ async function runBatchCommand(
     throw new ConfigError(`cannot read ${file}: ${errnoOf(error)}`);
   }
   const notRun = (problems: string[], summary: string) => {
-    for (const p of problems) io.stderr.write(`${p}\n`);
+    for (const p of capProblems(problems)) io.stderr.write(`${p}\n`);
     say(summary);
     return batchNotRun(problems, shard, io);
   };
@@ -217,12 +218,13 @@ async function runBatchCommand(
       { signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`) },
     );
     progress.stop();
-    say(
-      exit === BROKEN_PIPE_EXIT
-        ? `stdout was closed by its reader: the batch was stopped; exit ${BROKEN_PIPE_EXIT}`
-        : batchEndLine(summary!),
-    );
-    writeBatchStepSummary(io.env, say, summary!);
+    if (!flags.quiet)
+      say(
+        exit === BROKEN_PIPE_EXIT
+          ? `stdout was closed by its reader: the batch was stopped; exit ${BROKEN_PIPE_EXIT}`
+          : batchEndLine(summary!),
+      );
+    writeBatchStepSummary(io.env, say, summary!, io.stderr);
     return exit;
   } finally {
     progress.stop();
@@ -259,11 +261,12 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
   const merged = mergeStreams(files.map(read), flags.tasks ? read(flags.tasks) : null);
   const writer = createStdoutWriter(io.stdout);
   for (const event of merged.events) writer.write(event);
-  const summary = writeBatchResult(merged.end, (event) => writer.write(event));
+  const problems = capProblems(merged.end.problems);
+  const summary = writeBatchResult({ ...merged.end, problems }, (event) => writer.write(event));
   await writer.drained();
   const say = sayer(io, "merge");
-  for (const p of merged.end.problems) say(p);
+  for (const p of problems) say(p);
   say(batchEndLine(summary));
-  writeBatchStepSummary(io.env, say, summary);
+  writeBatchStepSummary(io.env, say, summary, io.stderr);
   return summary.exit_code;
 }

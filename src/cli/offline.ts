@@ -40,6 +40,45 @@ function openInput(file: string, stdin: NodeJS.ReadableStream): AsyncIterable<Bu
   }
 }
 
+/**
+ * The recording, read as it was, once its first chunk shows it is one replay can use: not empty (an
+ * empty file with no stderr beside it is nothing opencode printed, not a turn that printed nothing),
+ * and not an oc-exec stream (validate checks those; replay would call every line unknown).
+ */
+async function checkedRecording(
+  input: AsyncIterable<Buffer>,
+  file: string,
+  stderrFile: string | null,
+): Promise<AsyncIterable<Buffer>> {
+  const iterator = input[Symbol.asyncIterator]();
+  let first = await iterator.next();
+  while (!first.done && first.value.length === 0) first = await iterator.next();
+  if (first.done && stderrFile === null)
+    throw new ConfigError(
+      `${file} is empty: there is no opencode output to replay (no opencode ran here; replay reads a saved opencode stream)`,
+      "UsageError",
+    );
+  const head = first.done ? "" : first.value.toString("utf8", 0, Math.min(first.value.length, 64 * 1024));
+  const line = head.split("\n").find((l) => l.trim() !== "") ?? "";
+  try {
+    const event = JSON.parse(line) as { type?: unknown; schema_version?: unknown };
+    if (event.type === "run.started" && event.schema_version !== undefined)
+      throw new ConfigError(
+        `${file} is an oc-exec stream (it starts with run.started, schema_version ${JSON.stringify(event.schema_version)}): check it with oc-exec validate ${file}; replay reads opencode's own output (opencode run --format json, or an OC_EXEC_RECORD_EVENTS file)`,
+        "UsageError",
+      );
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    // Not JSON on the first line: replay reports it as opencode's output, line by line.
+  }
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (!first.done) yield first.value;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    },
+  };
+}
+
 type ReplayFlags = {
   stderr?: string;
   exitCode?: string;
@@ -67,7 +106,7 @@ export async function replayCommand(
   }
   // Opened before anything is written: a file that cannot be read is a usage error with no events.
   const stderrInput = stderrFile ? openInput(stderrFile, io.stdin) : null;
-  const stdoutInput = openInput(stdoutFile, io.stdin);
+  const stdoutInput = await checkedRecording(openInput(stdoutFile, io.stdin), stdoutFile, stderrFile);
   const reporter = await createReporter({
     quiet: flags.quiet ?? false,
     verbose: false,

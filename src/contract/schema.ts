@@ -273,6 +273,14 @@ const TaskOutcomeSchema = z
       .describe(
         "ran; not_run (the batch stopped before it started: its result says why); skipped (it succeeded in the --resume stream)",
       ),
+    error: z
+      .object({ name: z.string(), message: z.string() })
+      .strict()
+      .nullable()
+      .optional()
+      .describe(
+        "Why the task did not succeed: its result's error name and message (redacted); null when it succeeded.",
+      ),
   })
   .strict()
   .meta({ id: "TaskOutcome" });

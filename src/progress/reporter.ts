@@ -9,6 +9,7 @@ import { formatDuration } from "../duration.js";
 import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 import { canDrawLiveLine, createSpinner } from "./spinner.js";
+import { escapeWorkflowData } from "./step-summary.js";
 
 /** An INFO or DEBUG line of opencode's own log. */
 function isChatter(line: string): boolean {
@@ -89,7 +90,7 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
 function githubActions(env: NodeJS.ProcessEnv, stream: NodeJS.WritableStream): { event(event: OcEvent): void } | null {
   if (env.GITHUB_ACTIONS !== "true") return null;
   // Workflow commands are read from stdout or stderr alike; stdout is ours, so stderr it is.
-  const escapeData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  const escapeData = escapeWorkflowData;
   const out = (line: string) => stream.write(`${line}\n`);
   return {
     event(event) {

@@ -98,7 +98,8 @@ export function openReplay(rec: RecordingMeta, sink: (event: OcEvent) => void): 
         outputError: null,
         ...rec.end,
       };
-      return core.finish(end, { model: null });
+      // The model the recording names (opencode's log, or a server's messages), as a live run reports it.
+      return core.finish(end, { model: core.normalizer.facts.model });
     },
   };
 }

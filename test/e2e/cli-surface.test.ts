@@ -290,7 +290,11 @@ describe("doctor --probe", () => {
     expect(bad.stderr).toMatch(
       /^✗ probe: fake\/nope failed after .*: config_error \(exit 5\): Model not found: fake\/nope\./m,
     );
+    const probes = e2e.requestsFor("Reply with the single word OK").length;
     const plain = await runCliRaw(["doctor"], { env: e2e.home.env, cwd: e2e.home.workspace });
-    expect(plain.stderr).not.toContain("probe");
+    // No probe runs without --probe; the report says that only --probe checks the provider.
+    expect(plain.stderr).not.toMatch(/^[✓✗] probe:/m);
+    expect(plain.stderr).toContain("only --probe shows");
+    expect(e2e.requestsFor("Reply with the single word OK").length).toBe(probes);
   });
 });

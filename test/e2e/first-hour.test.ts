@@ -214,3 +214,60 @@ describe("the scripted model and rehearsals for a user's own pipeline tests", ()
     expect(code).toBe(0);
   });
 });
+
+describe("a megabyte of garbage fed to batch and merge", () => {
+  it("problems capped, no control character on stderr or in the summary, batch.result small; merge likewise", async () => {
+    const garbage = join(home, "random.bin");
+    // Deterministic bytes (a simple LCG): every byte value, newlines included, ESC among them.
+    let x = 12345;
+    writeFileSync(
+      garbage,
+      Buffer.from(Array.from({ length: 1 << 20 }, () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 16) & 0xff)),
+    );
+    const summaryFile = join(home, "garbage-summary.md");
+    const run = await runCliRaw(["batch", garbage], { env: { ...env, GITHUB_STEP_SUMMARY: summaryFile }, cwd: home });
+    expect(run.code).toBe(5);
+    const events = parseLines(run.stdout);
+    expect(events.map((e) => e.type)).toEqual(["batch.result"]);
+    const problems = (events[0] as BatchResult).problems;
+    expect(problems).toHaveLength(21);
+    expect(problems.at(-1)).toMatch(/^… and \d+ more problem\(s\), not listed$/);
+    expect(run.stdout.length).toBeLessThan(20_000);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is that none get through
+    const control = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+    expect(run.stderr).not.toMatch(control);
+    expect(run.stderr.length).toBeLessThan(20_000);
+    expect(readFileSync(summaryFile, "utf8")).not.toMatch(control);
+
+    const merged = await runCliRaw(["merge", garbage], {
+      env: { ...env, GITHUB_STEP_SUMMARY: summaryFile },
+      cwd: home,
+    });
+    expect(merged.code).toBe(5);
+    expect(merged.stderr).not.toMatch(control);
+    expect(merged.stderr).toMatch(/^oc-exec merge: /);
+    expect(readFileSync(summaryFile, "utf8").length).toBeLessThan(60_000);
+    expect(readFileSync(summaryFile, "utf8")).not.toMatch(control);
+  });
+});
+
+describe("replay says what it was given", () => {
+  it("an empty file: exit 5, nothing to replay (no opencode ran); an oc-exec stream: use validate", async () => {
+    const empty = join(home, "empty.jsonl");
+    writeFileSync(empty, "");
+    const none = await runCliRaw(["replay", empty], { env, cwd: home });
+    expect(none.code).toBe(5);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toContain(`${empty} is empty: there is no opencode output to replay`);
+    expect(none.stderr).not.toContain("opencode exited with status 0");
+    const ours = join(home, "ours.jsonl");
+    const rehearsed = await runCliRaw(["-q", "--rehearse", "success", "x"], { env, cwd: home });
+    writeFileSync(ours, rehearsed.stdout);
+    const replayed = await runCliRaw(["replay", ours], { env, cwd: home });
+    expect(replayed.code).toBe(5);
+    expect(replayed.stdout).toBe("");
+    expect(replayed.stderr).toContain(
+      `${ours} is an oc-exec stream (it starts with run.started, schema_version "1"): check it with oc-exec validate ${ours}`,
+    );
+  });
+});

@@ -2,6 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { resumeProblem } from "../../src/batch/resume.js";
 import { parseTasks } from "../../src/batch/tasks.js";
+import type { BatchResult } from "../../src/contract/schema.js";
+import { capProblems, printable } from "../../src/output/printable.js";
+import { batchSummaryMarkdown } from "../../src/progress/step-summary.js";
 
 const { tasks } = parseTasks(['{"id":"a","prompt":"x"}', '{"id":"b","prompt":"y"}'].join("\n"));
 
@@ -24,5 +27,73 @@ describe("--resume is checked before anything runs", () => {
     const mine = JSON.stringify({ type: "result", seq: 5, task_id: "a", class: "success" });
     expect(resumeProblem(`${mine}\n{"type":"run.sta`, "earlier.jsonl", tasks)).toBeNull();
     expect(resumeProblem("", "empty.jsonl", tasks)).toBeNull();
+  });
+});
+
+describe("bounded, honest output", () => {
+  it("control characters and lone surrogates are shown escaped; problems are capped, the rest counted", () => {
+    expect(printable("a\u001b[2Jb\u0000c\ud800d\ne\tf")).toBe("a\\u001b[2Jb\\u0000c\\ud800d\ne\tf");
+    const capped = capProblems(Array.from({ length: 3938 }, (_, i) => `line ${i + 1}: not JSON \u001b[31m`));
+    expect(capped).toHaveLength(21);
+    expect(capped[0]).toBe("line 1: not JSON \\u001b[31m");
+    expect(capped.at(-1)).toBe("… and 3918 more problem(s), not listed");
+  });
+
+  const summary = (over: Partial<BatchResult>): BatchResult => ({
+    type: "batch.result",
+    seq: 0,
+    time: "2026-11-23T00:00:00.000Z",
+    session_id: null,
+    schema_version: "1",
+    ok: false,
+    exit_code: 1,
+    counts: {},
+    tasks: [],
+    usage: { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 },
+    cost_usd: 0,
+    duration_ms: 0,
+    shard: null,
+    problems: [],
+    ...over,
+  });
+
+  it("the step summary: a heading that agrees with the exit, why each task failed, no empty table, escaped cells", () => {
+    const missing = batchSummaryMarkdown(
+      summary({
+        exit_code: 5,
+        problems: ["shard 2/2 is missing"],
+        tasks: [
+          {
+            id: "a|\u001b",
+            class: "api_error",
+            exit_code: 4,
+            cost_usd: 0,
+            duration_ms: 5,
+            run: "ran",
+            error: { name: "APIError", message: "Rate limit reached\nsecond line" },
+          },
+        ],
+      }),
+    );
+    expect(missing).toContain("### oc-exec batch: the batch is not complete");
+    expect(missing).toContain("| a\\|\\u001b | api_error | 4 | ran | 5ms | $0.0000 | APIError: Rate limit reached |");
+    const nothing = batchSummaryMarkdown(summary({ exit_code: 5, problems: ["x"] }));
+    expect(nothing).toContain("the batch could not run");
+    expect(nothing).not.toContain("| task |");
+  });
+
+  it("stays far under GitHub's 1 MiB a step, however many tasks, saying how many it left out", () => {
+    const tasks = Array.from({ length: 20_000 }, (_, i) => ({
+      id: `task-${i}-${"x".repeat(40)}`,
+      class: "agent_error" as const,
+      exit_code: 1,
+      cost_usd: 0,
+      duration_ms: 1,
+      run: "ran" as const,
+      error: { name: "StreamEnded", message: "y".repeat(300) },
+    }));
+    const markdown = batchSummaryMarkdown(summary({ tasks }));
+    expect(markdown.length).toBeLessThan(210_000);
+    expect(markdown).toMatch(/\| … \| \d+ more task\(s\), not listed: the stream has them all/);
   });
 });

@@ -176,3 +176,18 @@ describe("recorded server streams", () => {
     expect(events.map((e) => e.type)).toEqual(meta.live.types);
   });
 });
+
+describe("a server recording names its model", () => {
+  it("result.model is the model its steps name, as in the live run (it was null in replay)", () => {
+    const dir = join(FIXTURES, "server-1.18.33", "plain");
+    const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as { session_id: string };
+    const { events, result } = replayRecording({
+      stdout: readFileSync(join(dir, "events.jsonl")),
+      serverSession: meta.session_id,
+      workspace: "/tmp/oc-exec-fixture/workspace",
+    });
+    const step = events.find((e) => e.type === "step.finished");
+    expect(step).toMatchObject({ model: "fake/fake-model" });
+    expect(result.model).toBe("fake/fake-model");
+  });
+});
