@@ -220,10 +220,11 @@ describe("a megabyte of garbage fed to batch and merge", () => {
     const garbage = join(home, "random.bin");
     // Deterministic bytes (a simple LCG): every byte value, newlines included, ESC among them.
     let x = 12345;
-    writeFileSync(
-      garbage,
-      Buffer.from(Array.from({ length: 1 << 20 }, () => ((x = (x * 1103515245 + 12345) >>> 0) >>> 16) & 0xff)),
-    );
+    const next = () => {
+      x = (x * 1103515245 + 12345) >>> 0;
+      return (x >>> 16) & 0xff;
+    };
+    writeFileSync(garbage, Buffer.from(Array.from({ length: 1 << 20 }, next)));
     const summaryFile = join(home, "garbage-summary.md");
     const run = await runCliRaw(["batch", garbage], { env: { ...env, GITHUB_STEP_SUMMARY: summaryFile }, cwd: home });
     expect(run.code).toBe(5);

@@ -21,7 +21,8 @@ function example(name: string): string {
   return m[1]!;
 }
 
-describe("README examples under bash -euo pipefail", () => {
+// GitHub Actions runs a step in `bash -e` (no shell: given) or `bash -eo pipefail` (shell: bash).
+describe.each([[["-e"]], [["-euo", "pipefail"]]])("README examples under bash %j", (shellFlags) => {
   const script = example("exit-codes");
   it.each([
     [{ FAKE_OPENCODE_MODE: "ok" }, "done"],
@@ -40,7 +41,7 @@ describe("README examples under bash -euo pipefail", () => {
     );
     chmodSync(join(bin, "oc-exec"), 0o755);
     const cwd = mkdtempSync(join(e2e.home.root, "ci-"));
-    const run = spawnSync("bash", ["-euo", "pipefail", "-c", script], {
+    const run = spawnSync("bash", [...shellFlags, "-c", script], {
       cwd,
       env: { ...e2e.home.env, ...env, PATH: `${bin}:${e2e.home.env.PATH}` },
       encoding: "utf8",
@@ -142,7 +143,7 @@ describe("the README's batch and conversation examples, as written, with the rea
     const cwd = mkdtempSync(join(e2e.home.root, "conv-"));
     const run = await runExample("conversation", cwd);
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe("turn 1: success\nturn 2: success\n");
+    expect(run.stdout).toBe("turn 1: success\nturn 2: success\nconversation exit 0\n");
     const events = checkStream(readFileSync(join(cwd, "conversation.jsonl"), "utf8"));
     expect(events.at(-1)).toMatchObject({ type: "conversation.result", ok: true, exit_code: 0 });
   }, 120_000);
