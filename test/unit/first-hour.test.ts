@@ -2,9 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { resumeProblem } from "../../src/batch/resume.js";
 import { parseTasks } from "../../src/batch/tasks.js";
-import type { BatchResult } from "../../src/contract/schema.js";
 import { capProblems, printable } from "../../src/output/printable.js";
 import { batchSummaryMarkdown } from "../../src/progress/step-summary.js";
+import { batchResultOf } from "../support/batch-result.js";
 
 const { tasks } = parseTasks(['{"id":"a","prompt":"x"}', '{"id":"b","prompt":"y"}'].join("\n"));
 
@@ -39,23 +39,7 @@ describe("bounded, honest output", () => {
     expect(capped.at(-1)).toBe("… and 3918 more problem(s), not listed");
   });
 
-  const summary = (over: Partial<BatchResult>): BatchResult => ({
-    type: "batch.result",
-    seq: 0,
-    time: "2026-11-23T00:00:00.000Z",
-    session_id: null,
-    schema_version: "1",
-    ok: false,
-    exit_code: 1,
-    counts: {},
-    tasks: [],
-    usage: { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 },
-    cost_usd: 0,
-    duration_ms: 0,
-    shard: null,
-    problems: [],
-    ...over,
-  });
+  const summary = batchResultOf;
 
   it("the step summary: a heading that agrees with the exit, why each task failed, no empty table, escaped cells", () => {
     const missing = batchSummaryMarkdown(

@@ -15,6 +15,7 @@ import type { UpstreamSource } from "../../src/events/upstream-source.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../../src/options/resolve-options.js";
 import { manyTurnsExit } from "../../src/outcome/many-turns-end.js";
 import { TurnControl } from "../../src/turn/control.js";
+import { batchResultOf } from "../support/batch-result.js";
 
 /** opencode's lines for one step of `tokens` input tokens at `cost` dollars, answering `text`. */
 const stepLines = (session: string, text: string, tokens: number, cost: number) => [
@@ -202,22 +203,7 @@ describe("the one runner, over a backend made once", () => {
   });
 
   it("validate: batch.result counts in a scope of its own, from 0", () => {
-    const summary = {
-      type: "batch.result",
-      seq: 1,
-      time: "2026-11-23T00:00:00.000Z",
-      session_id: null,
-      schema_version: "1",
-      ok: false,
-      exit_code: 5,
-      counts: {},
-      tasks: [],
-      usage: { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 },
-      cost_usd: 0,
-      duration_ms: 0,
-      shard: null,
-      problems: ["x"],
-    };
+    const summary = batchResultOf({ seq: 1, exit_code: 5, problems: ["x"] });
     expect(validateStream([JSON.stringify(summary)]).problems.map((p) => p.message)).toEqual([
       "batch-level seq 1, expected 0",
     ]);
