@@ -193,7 +193,7 @@ async function runBatchCommand(
       if (server) await stopServer(io.env, server);
       return notRun(
         [`${backend.problem.name}: ${backend.problem.message}`],
-        "the batch could not reach its server; nothing was run",
+        `the batch cannot use its server (${flags.attach ?? "the one it started"}); nothing was run`,
       );
     }
   }
