@@ -231,6 +231,20 @@ export const ResultSchema = event(
     steps: count(),
     tools: z.object({ total: count(), failed: count(), denied: count() }).strict(),
     files_changed: z.array(FileChangeSchema),
+    workspace_changes: z
+      .object({
+        source: z
+          .enum(["git", "tools"])
+          .describe(
+            "git: every file git lists in the workspace (tracked, or untracked and not ignored), compared by content with the start of the turn; tools: what the write/edit tools reported (no git work tree, or one too large to compare).",
+          ),
+        files: z.array(FileChangeSchema),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "What changed in the workspace during the turn, by whatever means: the tools' writes and the commands the agent ran. files_changed keeps the tools' own writes. Absent when the turn never started.",
+      ),
     permission_denials: z.array(PermissionDenialSchema),
     opencode: z
       .object({

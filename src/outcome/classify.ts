@@ -2,7 +2,7 @@
 // in the fixed order of CLASS_PRECEDENCE (exit-codes.ts). Pure: facts in, outcome out.
 
 import { CLASS_PRECEDENCE, type OutcomeClass } from "../contract/exit-codes.js";
-import type { ErrorDetail } from "../contract/schema.js";
+import type { ErrorDetail, FileChange } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import { redact } from "../events/redact.js";
 import type { TurnFacts, UpstreamError } from "../events/turn-facts.js";
@@ -39,6 +39,8 @@ export type TurnEnd = {
   outputError: string | null;
   /** The upstream source was lost mid-turn (--attach: the server went away or its stream broke). */
   lost?: { name: string; message: string } | null;
+  /** What changed in the workspace during the turn (git, or the tools' writes): --fail-on no-changes reads it. */
+  workspaceChanges?: { source: "git" | "tools"; files: FileChange[] } | null;
   /** A stop of many turns together (`stop`) kept this one from starting: it is reported, not run. */
   notRun?: { scope: WholeLimit["scope"] } | null;
 };
@@ -255,7 +257,7 @@ export function classifyOutcome(
     const error = CHECKS[cls](facts, end, labels);
     if (error === undefined) continue;
     // A turn opencode calls a success can still fail a condition the caller named (--fail-on).
-    const failed = cls === "success" ? failOnError(facts, failOn, labels.failOn) : null;
+    const failed = cls === "success" ? failOnError(facts, failOn, labels.failOn, end.workspaceChanges ?? null) : null;
     return failed ? { class: "agent_error", error: failed } : { class: cls, error };
   }
   return { class: "success", error: null };

@@ -1,7 +1,7 @@
 // Builds the final `result` event from the turn's facts and its classification.
 
 import { exitCodeOf } from "../contract/exit-codes.js";
-import type { EventOf } from "../contract/schema.js";
+import type { EventOf, FileChange } from "../contract/schema.js";
 import type { TurnFacts } from "../events/turn-facts.js";
 import type { Outcome, ProcessEnd } from "./classify.js";
 
@@ -14,12 +14,14 @@ export type ResultMeta = {
   costUsd?: number;
   structuredOutput?: { value: unknown };
   sessionDeleted?: boolean;
+  workspaceChanges?: { source: "git" | "tools"; files: FileChange[] };
 };
 
 export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
   const extras: Partial<ResultDraft> = {};
   if (meta.structuredOutput) extras.structured_output = meta.structuredOutput.value;
   if (meta.sessionDeleted !== undefined) extras.session_deleted = meta.sessionDeleted;
+  if (meta.workspaceChanges) extras.workspace_changes = meta.workspaceChanges;
   return {
     type: "result",
     ok: outcome.class === "success",

@@ -80,6 +80,11 @@ export function scriptedReply(body: ChatRequest): Reply {
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
+    case "bash-write":
+      // The work done by a command, not by a write tool: what a formatter or `eslint --fix` does.
+      return done
+        ? { kind: "text", text: "Fixed it with a command." }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
     case "unavailable-tool":
       // A model that calls a tool the agent does not offer (edit, where the config denies it), gets
       // opencode's `invalid` tool back, then does the work with bash and answers.

@@ -9,6 +9,7 @@ import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
+import { takeWorkspaceSnapshot, type WorkspaceChanges, workspaceChangesSince } from "../workspace/snapshot.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import type { TurnControl } from "./control.js";
 import { prepareTurn } from "./prepare.js";
@@ -46,14 +47,18 @@ export async function executeTurn(
   let after: AfterTurn | null = null;
   let problem: LaunchProblem | null = null;
   let bug: { message: string } | null = null;
+  let workspace: WorkspaceChanges | undefined;
   try {
     const made = await backend;
     for (const key of made.removes ?? []) removed.add(key);
     const opened = await prepareTurn(options, core, made);
     if ("problem" in opened) problem = opened.problem;
     else {
+      // What the workspace holds before opencode starts, to tell what the turn changed in it.
+      const snapshot = takeWorkspaceSnapshot(options.dir);
       if (control.reason === null) ran = await runSource(opened.source, options, core, control);
       after = await afterTurn(options, core.normalizer, opened.ops, ran?.stop ?? control.reason);
+      workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
     }
   } catch (error) {
     bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
@@ -65,11 +70,13 @@ export async function executeTurn(
     process: ran?.process ?? null,
     outputError: after?.outputError ?? null,
     lost: ran?.lost ?? null,
+    workspaceChanges: workspace ?? null,
   };
   return core.finish(end, {
     model: after?.model ?? options.model,
     costUsd: after?.costUsd,
     structuredOutput: after?.structuredOutput,
     sessionDeleted: after?.sessionDeleted,
+    workspaceChanges: workspace,
   });
 }
