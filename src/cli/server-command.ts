@@ -3,10 +3,10 @@
 // per running server; stop prints nothing on stdout. Messages go to stderr. Exit codes come from
 // the one table: 0 done, 5 a problem the caller must fix (flags, binary, an unknown URL), 1 the
 // server would not start, 124 it did not start in time.
-import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { readEnvironment } from "../environment.js";
+import { notADirectory } from "../fs-checks.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -52,11 +52,8 @@ export async function serverCommand(
 
 async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
   const dir = resolve(flags.dir ?? ".");
-  try {
-    if (!statSync(dir).isDirectory()) throw new Error();
-  } catch {
-    throw new ConfigError(`--dir ${dir} is not a directory`);
-  }
+  const dirProblem = notADirectory(dir);
+  if (dirProblem) throw new ConfigError(`--dir ${dir} ${dirProblem}`);
   const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
   const port = flags.port === undefined ? 0 : parseCount(flags.port, "--port");
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, not ${port}`);

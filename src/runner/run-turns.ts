@@ -71,7 +71,6 @@ export async function runTurns<J extends TurnJob>(
   const { limits } = plan;
   const running = new Set<TurnControl>();
   const turns: FinishedTurn<J>[] = [];
-  const results: ResultEvent[] = [];
   const usage = emptyUsage();
   let cost = 0;
   let steps = 0;
@@ -84,13 +83,12 @@ export async function runTurns<J extends TurnJob>(
     for (const turn of running) turn.abort(reason);
     if (first) plan.onStop?.();
   };
-  const whole = { option: "", scope: limits.scope };
   const warned = new Set<BudgetLimit>();
   const checkWhole = () => {
     if (stopped) return;
     const used = { steps, tokens: budgetTokens(usage), cost_usd: budgetCost(cost) };
     const { exceeded } = checkBudgets(used, limits.budgets, warned);
-    if (exceeded) stop({ ...exceeded, whole: { ...whole, option: limits.budgets.names[exceeded.limit] } });
+    if (exceeded) stop({ ...exceeded, whole: { option: limits.budgets.names[exceeded.limit], scope: limits.scope } });
   };
   const timer =
     limits.timeoutMs === null
@@ -101,7 +99,7 @@ export async function runTurns<J extends TurnJob>(
               kind: "timeout",
               timeout: "turn",
               ms: limits.timeoutMs!,
-              whole: { ...whole, option: limits.timeoutName },
+              whole: { option: limits.timeoutName, scope: limits.scope },
             }),
           limits.timeoutMs,
         );
@@ -110,7 +108,6 @@ export async function runTurns<J extends TurnJob>(
 
   const finish = (turn: FinishedTurn<J>) => {
     turns.push(turn);
-    results.push(turn.result);
     hooks.finished?.(turn);
   };
 
@@ -141,7 +138,7 @@ export async function runTurns<J extends TurnJob>(
     };
     let result: ResultEvent;
     try {
-      result = await executeTurn(job.options(results), plan.backend, sink, turn);
+      result = await executeTurn(job.options(turns.map((t) => t.result)), plan.backend, sink, turn);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       result = failedStart(error, { cwd: job.cwd, labels: job.labels }, (event) => hooks.sink(job.mark(event)));
