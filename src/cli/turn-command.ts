@@ -17,7 +17,17 @@ import { readPrompt } from "./prompt.js";
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
-  if (flags.inputFormat === "jsonl") return conversationCommand(args, flags, options, cli.display, io);
+  const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
+  if (flags.inputFormat === "jsonl") {
+    // A conversation cannot be rehearsed (yet). Running it for real when a job asked for a rehearsal
+    // would reach the real provider and pay: refused before anything runs.
+    if (rehearse !== null)
+      throw new ConfigError(
+        `${flags.rehearse !== undefined ? "--rehearse" : "OC_EXEC_REHEARSE"} does not apply to a conversation (--input-format jsonl) yet; nothing was run, nothing was sent to a model`,
+        "UsageError",
+      );
+    return conversationCommand(args, flags, options, cli.display, io);
+  }
   // One rule for flags that do nothing in the chosen mode (as --text-deltas without --attach): refused.
   const turnOnly = (
     [
@@ -32,7 +42,6 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       `${turnOnly.join(", ")} limit${turnOnly.length === 1 ? "s" : ""} each turn of a conversation and need${turnOnly.length === 1 ? "s" : ""} --input-format jsonl; a single turn takes --max-steps, --max-tokens, --max-cost-usd and --timeout`,
       "UsageError",
     );
-  const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
   if (rehearse !== null && !isRehearsal(rehearse)) {
     throw new ConfigError(
       `--rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(rehearse)}`,

@@ -272,3 +272,19 @@ describe("replay says what it was given", () => {
     );
   });
 });
+
+describe("a rehearsal asked for a whole job", () => {
+  it("a conversation step under OC_EXEC_REHEARSE (or --rehearse) is refused, not run against the real provider", async () => {
+    for (const [args, extra, named] of [
+      [["-q", "--input-format", "jsonl"], { OC_EXEC_REHEARSE: "success" }, "OC_EXEC_REHEARSE"],
+      [["-q", "--input-format", "jsonl", "--rehearse", "success"], {}, "--rehearse"],
+    ] as const) {
+      const run = await runCliRaw([...args], { env: { ...env, ...extra }, cwd: home, stdin: '"hello"\n' });
+      expect(run.code).toBe(5);
+      const result = parseLines(run.stdout).at(-1) as ResultEvent;
+      expect(result.error?.message).toBe(
+        `${named} does not apply to a conversation (--input-format jsonl) yet; nothing was run, nothing was sent to a model`,
+      );
+    }
+  });
+});
