@@ -10,6 +10,16 @@ import { parseTasks } from "./tasks.js";
 /** A file's text, or why it could not be read (an errno code). */
 export type MergeInput = { file: string; text: string } | { file: string; error: string };
 
+/**
+ * A shard written before batch.result's tasks carried `error` still has each task's own result
+ * event: the merged summary's "why" comes from there.
+ */
+function errorFromResult(events: OcEvent[], taskId: string): TaskOutcome["error"] {
+  const result = events.filter((e) => e.type === "result" && e.task_id === taskId).at(-1);
+  if (result?.type !== "result" || !result.error) return undefined;
+  return { name: result.error.name, message: result.error.message };
+}
+
 export function mergeStreams(shards: MergeInput[], tasksFile: MergeInput | null): { events: OcEvent[]; end: BatchEnd } {
   const seen = new Map<string, string>();
   const problems: string[] = [];
@@ -66,7 +76,7 @@ export function mergeStreams(shards: MergeInput[], tasksFile: MergeInput | null)
       }
       seen.set(task.id, file);
       fresh.add(task.id);
-      outcomes.push(task);
+      outcomes.push(task.error === undefined ? { ...task, error: errorFromResult(taskEvents, task.id) } : task);
     }
     for (const event of taskEvents) if (fresh.has(event.task_id!)) events.push(event);
     cost += summary.cost_usd;

@@ -1,6 +1,8 @@
 // The pure parts of what a CI author hit in their first hour (issue "A CI author's first hour").
 import { describe, expect, it } from "vitest";
+import { mergeStreams } from "../../src/batch/merge.js";
 import { resumeProblem } from "../../src/batch/resume.js";
+import { writeBatchResult } from "../../src/batch/summary.js";
 import { parseTasks } from "../../src/batch/tasks.js";
 import { capProblems, printable } from "../../src/output/printable.js";
 import { batchSummaryMarkdown } from "../../src/progress/step-summary.js";
@@ -79,5 +81,41 @@ describe("bounded, honest output", () => {
     const markdown = batchSummaryMarkdown(summary({ tasks }));
     expect(markdown.length).toBeLessThan(210_000);
     expect(markdown).toMatch(/\| … \| \d+ more task\(s\), not listed: the stream has them all/);
+  });
+});
+
+describe("merge: why each task failed, also from shard streams older than tasks[].error", () => {
+  it("a task outcome without `error` takes it from the task's own result event; one with it keeps it", () => {
+    const old = (id: string, error: { name: string; message: string } | null) =>
+      [
+        JSON.stringify({ type: "result", seq: 3, task_id: id, class: error ? "api_error" : "success", error }),
+        JSON.stringify(
+          batchResultOf({
+            shard: { index: id === "a" ? 1 : 2, count: 2 },
+            tasks: [
+              {
+                id,
+                class: error ? "api_error" : "success",
+                exit_code: error ? 4 : 0,
+                cost_usd: 0,
+                duration_ms: 1,
+                run: "ran",
+              },
+            ],
+          }),
+        ),
+      ].join("\n");
+    const { end } = mergeStreams(
+      [
+        { file: "s1.jsonl", text: old("a", { name: "APIError", message: "Rate limit reached" }) },
+        { file: "s2.jsonl", text: old("b", null) },
+      ],
+      null,
+    );
+    expect(end.tasks.map((t) => [t.id, t.error])).toEqual([
+      ["a", { name: "APIError", message: "Rate limit reached" }],
+      ["b", undefined],
+    ]);
+    expect(batchSummaryMarkdown(writeBatchResult(end, () => {}))).toContain("| APIError: Rate limit reached |");
   });
 });
