@@ -22,6 +22,8 @@ await build({
   target: "node20.5",
   // commander and a few of execa's helpers are CommonJS; in an ES module bundle their
   // `require("node:events")` calls need a real require.
+  // The sandbox library finds its vendored helpers (seccomp filters) next to its own files.
+  external: ["@anthropic-ai/sandbox-runtime"],
   banner: {
     js: 'import { createRequire as __ocExecRequire } from "node:module"; const require = __ocExecRequire(import.meta.url);',
   },

@@ -1,7 +1,7 @@
 // The programmatic API: runTurn(options) is an async iterable of typed events that always ends
 // with the result event. The CLI runs the same engine (executeTurn) on the same backends.
 
-import { makeBackend } from "../backend/make-backend.js";
+import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import type { OcEvent } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
 import type { RunTurnOptions } from "../options/options.js";
@@ -55,7 +55,12 @@ export function runTurn(options: RunTurnOptions): Turn {
         failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
         return;
       }
-      await executeTurn(resolved, makeBackend(resolved), push, control);
+      const backend = makeBackend(resolved);
+      try {
+        await executeTurn(resolved, backend, push, control);
+      } finally {
+        await closeBackend(backend);
+      }
     } finally {
       await rehearsal?.stop();
     }

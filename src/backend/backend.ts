@@ -31,13 +31,22 @@ export type SessionOps = {
   sessionId: string | null;
 };
 
-export type OpenedTurn = { source: UpstreamSource; ops: SessionOps };
+export type OpenedTurn = {
+  source: UpstreamSource;
+  ops: SessionOps;
+  /** In a sandbox: the connections its proxy refused to this turn so far, as host:port. */
+  refused?: () => string[];
+};
 
 export type Backend = {
   /** What run.started says about opencode: its path or URL and version, as far as they are known. */
   readonly opencode: EventOf<"run.started">["opencode"];
   /** Permission keys the backend itself takes from every session (a server: question): its policy too. */
   readonly removes?: readonly string[];
+  /** The sandbox every turn on this backend runs in, as run.started and result describe it. */
+  readonly sandbox?: EventOf<"run.started">["sandbox"];
+  /** Ends what the backend holds for the whole run (a sandbox's proxy); the maker calls it once. */
+  close?(): Promise<void>;
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */

@@ -1,17 +1,54 @@
 // Chooses and makes the backend for a run, once: a running server when the caller names one
-// (--attach), else `opencode run`. Callers (the library's runTurn, the CLI, a batch, a conversation)
-// make it before their first turn and hand the same value to every turn.
+// (--attach), else `opencode run`, in a sandbox when the caller asked for one. Callers (the
+// library's runTurn, the CLI, a batch, a conversation) make it before their first turn, hand the
+// same value to every turn, and close it when the run ends.
+import { mergeConfigContent } from "../opencode/config-content.js";
+import { readOpencodeConfigs } from "../opencode/config-sources.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import { makeProcessBackend } from "../process/process-backend.js";
+import { openSandbox } from "../sandbox/sandbox.js";
 import { makeServerBackend } from "../server/server-backend.js";
 import type { Backend } from "./backend.js";
 
 /** From the resolved options: the server (attach), else the binary (opencode), the environment. */
-export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> & { labels: Pick<OptionLabels, "attach"> };
+export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
+  Partial<Pick<ResolvedTurn, "sandbox" | "dir" | "model" | "config">> & {
+    labels: Pick<OptionLabels, "attach" | "config">;
+  };
 
-export function makeBackend(spec: BackendSpec): Promise<Backend> {
-  return spec.attach === null
-    ? makeProcessBackend({ opencode: spec.opencode, env: spec.env })
-    : makeServerBackend({ attach: spec.attach, label: spec.labels.attach, env: spec.env });
+export async function makeBackend(spec: BackendSpec): Promise<Backend> {
+  if (spec.attach !== null) return makeServerBackend({ attach: spec.attach, label: spec.labels.attach, env: spec.env });
+  if (!spec.sandbox) return makeProcessBackend({ opencode: spec.opencode, env: spec.env, sandbox: null });
+  const dir = spec.dir ?? process.cwd();
+  let content: string | undefined;
+  try {
+    content = mergeConfigContent(spec.env.OPENCODE_CONFIG_CONTENT, spec.config ?? [], spec.labels.config);
+  } catch {
+    // Bad inherited content: the turn reports it when it opens; the hosts come from the files.
+  }
+  const opened = await openSandbox(spec.sandbox, {
+    workspace: dir,
+    env: spec.env,
+    model: spec.model ?? null,
+    configs: readOpencodeConfigs(spec.env, dir, content),
+  });
+  const backend = await makeProcessBackend({
+    opencode: spec.opencode,
+    env: spec.env,
+    sandbox: "sandbox" in opened ? opened.sandbox : null,
+  });
+  // Fails closed: a sandbox that cannot be set up stops every turn before opencode starts.
+  return "problem" in opened ? { ...backend, problem: backend.problem ?? opened.problem } : backend;
+}
+
+/** Ends what a backend holds for the run; a backend that failed to be made holds nothing. */
+export async function closeBackend(backend: Backend | Promise<Backend>): Promise<void> {
+  let made: Backend;
+  try {
+    made = await backend;
+  } catch {
+    return;
+  }
+  await made.close?.();
 }

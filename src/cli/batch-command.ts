@@ -157,7 +157,13 @@ async function runBatchCommand(
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
-  resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
+  const checked = resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
+  // Fails closed: a batch runs on a server, which oc-exec cannot put in a sandbox yet.
+  if (checked.sandbox)
+    throw new ConfigError(
+      `OC_EXEC_SANDBOX=${checked.sandbox.mode}, but a batch runs its tasks on an opencode server, which oc-exec cannot sandbox yet: run each task as a sandboxed single turn (oc-exec --sandbox ${checked.sandbox.mode} …), or unset OC_EXEC_SANDBOX for the batch; nothing was run`,
+      "UsageError",
+    );
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,

@@ -1,13 +1,14 @@
 // `oc-exec doctor`: is this machine ready to run a turn? The binary, the workspace, the models
 // opencode sees, credentials (names only, never values), and that a permission policy is accepted.
 // Exit 0 when ready, 5 when not. The report goes to stderr; --json prints it on stdout.
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ResultEvent } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import { readEnvironment } from "../environment.js";
 import { stripAnsi } from "../events/stderr-lines.js";
+import { readOpencodeConfigs } from "../opencode/config-sources.js";
 import { TESTED_RANGE } from "../opencode/features.js";
 import { buildEnv } from "../opencode/invocation.js";
 import { locateOpencode } from "../opencode/locate.js";
@@ -175,6 +176,7 @@ async function doctor(opts: {
       detail: sources.length > 0 ? sources.join("; ") : "none found (only opencode's free models will work)",
     });
   }
+  checks.push(await sandboxCheck(opts.env));
   if (opts.probe && located.ok && wsOk) checks.push(await probe(opts.model, workspace, opts.opencode, opts.env));
   return { ready: checks.every((c) => c.ok), checks };
 }
@@ -196,46 +198,34 @@ export async function doctorCommand(
   return report.ready ? EXIT_CODES.success : EXIT_CODES.config_error;
 }
 
+/** Whether --sandbox works here; it counts against "ready" only when OC_EXEC_SANDBOX asks for one. */
+async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<Check> {
+  const { sandboxUnavailable } = await import("../sandbox/sandbox.js");
+  const why = await sandboxUnavailable(env);
+  const wanted = (env.OC_EXEC_SANDBOX ?? "off").trim();
+  const required = wanted !== "" && wanted !== "off";
+  return {
+    name: "sandbox",
+    ok: why === null || !required,
+    detail:
+      why === null
+        ? "--sandbox read-only and workspace-write work here"
+        : `--sandbox read-only and workspace-write cannot work here: ${why}${required ? ` (OC_EXEC_SANDBOX=${wanted} asks for one)` : ""}`,
+  };
+}
+
 type ConfiguredProvider = { name: string; source: string; hasKey: boolean };
 
 /**
- * The providers opencode's configuration declares, and where: OPENCODE_CONFIG_CONTENT, the file
- * OPENCODE_CONFIG names, the global config and the workspace's. A custom provider (a gateway, a
+ * The providers opencode's configuration declares, and where. A custom provider (a gateway, a
  * local model) carries its own apiKey there, so it counts as credentials too.
  */
 function configuredProviders(env: NodeJS.ProcessEnv, workspace: string): ConfiguredProvider[] {
-  const configHome = env.XDG_CONFIG_HOME || join(env.HOME ?? "", ".config");
-  const sources: [string, () => string][] = [
-    ["OPENCODE_CONFIG_CONTENT", () => env.OPENCODE_CONFIG_CONTENT ?? ""],
-    ...(env.OPENCODE_CONFIG
-      ? [[env.OPENCODE_CONFIG, () => readFileSync(env.OPENCODE_CONFIG!, "utf8")] as [string, () => string]]
-      : []),
-    ...["opencode.json", "opencode.jsonc"].map(
-      (f) =>
-        [join(configHome, "opencode", f), () => readFileSync(join(configHome, "opencode", f), "utf8")] as [
-          string,
-          () => string,
-        ],
-    ),
-    ...["opencode.json", "opencode.jsonc", join(".opencode", "opencode.json")].map(
-      (f) => [join(workspace, f), () => readFileSync(join(workspace, f), "utf8")] as [string, () => string],
-    ),
-  ];
-  const found: ConfiguredProvider[] = [];
-  for (const [source, read] of sources) {
-    let config: { provider?: Record<string, { options?: { apiKey?: unknown } }> };
-    try {
-      // JSONC: whole-line comments are what opencode's own configs carry.
-      config = JSON.parse(read().replace(/^\s*\/\/.*$/gm, "") || "{}");
-    } catch {
-      continue;
-    }
-    for (const [name, provider] of Object.entries(config?.provider ?? {}))
-      found.push({
-        name,
-        source,
-        hasKey: typeof provider?.options?.apiKey === "string" && provider.options.apiKey !== "",
-      });
-  }
-  return found;
+  return readOpencodeConfigs(env, workspace).flatMap(({ source, config }) =>
+    Object.entries(config.provider ?? {}).map(([name, provider]) => ({
+      name,
+      source,
+      hasKey: typeof provider?.options?.apiKey === "string" && provider.options.apiKey !== "",
+    })),
+  );
 }

@@ -4,6 +4,7 @@
 
 import { splitList } from "../opencode/permissions.js";
 import type { RunTurnOptions } from "../options/options.js";
+import { ConfigError } from "../outcome/errors.js";
 import type { FailOn } from "../outcome/fail-on.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
@@ -20,6 +21,11 @@ export type RawFlags = {
   file?: string[];
   pure?: boolean;
   auto?: boolean;
+  fullAuto?: boolean;
+  sandbox?: string;
+  writable?: string[];
+  allowHost?: string[];
+  passEnv?: string[];
   dangerouslySkipPermissions?: boolean;
   opencode?: string;
   promptFile?: string;
@@ -60,6 +66,16 @@ export type RawFlags = {
 };
 
 /** How the CLI names each option in messages: the one flag-name table. */
+/** --sandbox as given (the resolver checks the word), or workspace-write for --full-auto. */
+function sandboxFlag(flags: RawFlags): RunTurnOptions["sandbox"] {
+  if (flags.fullAuto && flags.sandbox !== undefined && flags.sandbox !== "workspace-write")
+    throw new ConfigError(
+      `--full-auto means --sandbox workspace-write --auto; it cannot go with --sandbox ${flags.sandbox}`,
+      "UsageError",
+    );
+  return (flags.fullAuto ? "workspace-write" : flags.sandbox) as RunTurnOptions["sandbox"];
+}
+
 export const FLAG_LABELS: OptionLabels = {
   dir: "--dir",
   files: "--file",
@@ -82,6 +98,10 @@ export const FLAG_LABELS: OptionLabels = {
   pure: "--pure",
   auto: "--auto",
   model: "--model",
+  sandbox: "--sandbox",
+  writable: "--writable",
+  allowHosts: "--allow-host",
+  passEnv: "--pass-env",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
@@ -157,7 +177,11 @@ export function optionsFromFlags(
       ephemeral: flags.ephemeral,
       allow: flags.allow ? splitList(flags.allow) : undefined,
       deny: flags.deny ? splitList(flags.deny) : undefined,
-      auto: flags.auto || flags.dangerouslySkipPermissions || undefined,
+      auto: flags.auto || flags.dangerouslySkipPermissions || flags.fullAuto || undefined,
+      sandbox: sandboxFlag(flags),
+      writable: flags.writable,
+      allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
+      passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
       config: config.length > 0 ? config : undefined,
       files: flags.file,
       thinking: flags.thinking,

@@ -121,6 +121,24 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "--rehearse <scenario>",
       `rehearse a pipeline offline: the real opencode against oc-exec's scripted model in a throwaway HOME, playing ${Object.keys(REHEARSALS).join(", ")} (env OC_EXEC_REHEARSE)`,
     );
+  program.optionsGroup("Sandbox (for untrusted input; Linux: bubblewrap, socat, ripgrep):");
+  program
+    .option(
+      "--sandbox <mode>",
+      "run opencode and every tool it starts in a sandbox: read-only, workspace-write, or off (default: $OC_EXEC_SANDBOX, else off): no secret stores, network only to the model's provider",
+    )
+    .option("--full-auto", "the safe way to run unattended: --sandbox workspace-write --auto")
+    .option("--writable <path>", "with --sandbox workspace-write: another path it may write (repeatable)", collect)
+    .option(
+      "--allow-host <host[:port]>",
+      "with --sandbox: another host it may reach, e.g. registry.npmjs.org (repeatable)",
+      collect,
+    )
+    .option(
+      "--pass-env <name>",
+      "with --sandbox: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
+      collect,
+    );
   program.optionsGroup("Warm server:");
   program
     .option(

@@ -1,6 +1,6 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
-import { makeBackend } from "../backend/make-backend.js";
+import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { RunTurnOptions } from "../options/options.js";
@@ -67,12 +67,16 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       { labels: FLAG_LABELS, prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read },
     );
     const backend = makeBackend(resolved);
-    return await deliverTurn(
-      (sink, control) => executeTurn(resolved, backend, sink, control),
-      cli.display,
-      io,
-      reporter,
-    );
+    try {
+      return await deliverTurn(
+        (sink, control) => executeTurn(resolved, backend, sink, control),
+        cli.display,
+        io,
+        reporter,
+      );
+    } finally {
+      await closeBackend(backend);
+    }
   } finally {
     reporter.stop();
     await rehearsal?.stop();
@@ -184,6 +188,7 @@ async function conversationCommand(
   try {
     return await deliverTurn((sink, control) => runConversation(plan, sink, control), display, io);
   } finally {
+    await closeBackend(backend);
     lines.close();
     if (!io.stdin.isTTY) io.stdin.destroy();
   }

@@ -104,6 +104,16 @@ export const ErrorDetailSchema = z
   .strict()
   .meta({ id: "ErrorDetail", description: "Why the turn failed; null on success." });
 
+const SandboxFields = {
+  mode: z.enum(["read-only", "workspace-write"]),
+  writable: z
+    .array(z.string())
+    .describe("Every path the sandbox lets the turn write (its own state and temporary directory included)."),
+  allowed_hosts: z
+    .array(z.string())
+    .describe("HOST or HOST:PORT entries the sandbox's proxy lets through: the providers' hosts and --allow-host."),
+};
+
 const RunStartedSchema = event(
   "run.started",
   {
@@ -124,6 +134,11 @@ const RunStartedSchema = event(
     model: nullableString("The requested provider/model, or null for opencode's default."),
     agent: nullableString("The requested agent, or null."),
     resume: nullableString("The session id being resumed, or null."),
+    sandbox: z
+      .object(SandboxFields)
+      .strict()
+      .optional()
+      .describe("The sandbox opencode runs in (--sandbox); absent when it runs without one."),
   },
   "Always the first line, written before opencode is spawned.",
 );
@@ -246,6 +261,16 @@ export const ResultSchema = event(
         "What changed in the workspace during the turn, by whatever means: the tools' writes and the commands the agent ran. files_changed keeps the tools' own writes. Absent when the turn never started.",
       ),
     permission_denials: z.array(PermissionDenialSchema),
+    sandbox: z
+      .object({
+        ...SandboxFields,
+        refused_connections: count().describe(
+          "Connections the sandbox's proxy refused (each named by a sandbox_refused warning).",
+        ),
+      })
+      .strict()
+      .optional()
+      .describe("The sandbox the turn ran in (--sandbox); absent when it ran without one."),
     opencode: z
       .object({
         exit_code: z.number().int().nullable(),

@@ -1,4 +1,5 @@
 import type { FailOn } from "../outcome/fail-on.js";
+import type { SandboxMode } from "../sandbox/policy.js";
 import type { RehearsalName } from "../scripted/rehearsals.js";
 
 // The public options, split by lifetime as the best SDKs do (the Codex SDK's CodexOptions,
@@ -53,6 +54,19 @@ export type SessionOptions = {
   auto?: boolean;
   /** Extra opencode configuration objects, deep-merged into OPENCODE_CONFIG_CONTENT. */
   config?: Record<string, unknown>[];
+  /**
+   * Run opencode and everything it starts in a sandbox: "read-only" (writes only its own state and a
+   * private temporary directory), "workspace-write" (also `dir` and `writable`), or "off". Default:
+   * $OC_EXEC_SANDBOX in `env`, else "off". Secret stores are unreadable, the network reaches only the
+   * providers' hosts and `allowHosts`, and the environment is scrubbed (see `passEnv`).
+   */
+  sandbox?: SandboxMode;
+  /** With sandbox "workspace-write": more paths the sandbox may write. */
+  writable?: string[];
+  /** With a sandbox: more hosts it lets through, as HOST or HOST:PORT (a package registry, say). */
+  allowHosts?: string[];
+  /** With a sandbox: more environment variables it passes on (names, or patterns with `*`). */
+  passEnv?: string[];
 };
 
 /** What one turn may do. */

@@ -8,6 +8,7 @@ import type { BudgetLimit, Budgets } from "../outcome/budget.js";
 import { ConfigError } from "../outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
+import { SANDBOX_MODES, type SandboxSpec } from "../sandbox/policy.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 
 export type Warning = { code: WarningCode; message: string };
@@ -35,6 +36,8 @@ export type ResolvedTurn = {
   deny: string[];
   auto: boolean;
   config: Record<string, unknown>[];
+  /** The sandbox the turn runs in, or null for none. */
+  sandbox: SandboxSpec | null;
   files: string[];
   thinking: boolean;
   textDeltas: boolean;
@@ -116,6 +119,7 @@ export function resolveTurnOptions(
     deny: options.deny ?? [],
     auto: options.auto ?? false,
     config: options.config ?? [],
+    sandbox: resolveSandbox(options, env, attach, labels),
     files: (options.files ?? []).map((f) => resolve(f)),
     thinking: options.thinking ?? false,
     textDeltas: options.textDeltas ?? false,
@@ -142,6 +146,62 @@ export function resolveTurnOptions(
     labels,
     clock: internals.clock ?? Date.now,
   };
+}
+
+/** HOST or HOST:PORT; an IPv6 address in brackets. */
+const HOST_ENTRY = /^(\*\.)?([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/;
+const ENV_NAME = /^[A-Za-z_*][A-Za-z0-9_*]*$/;
+
+/**
+ * The sandbox asked for (the option, else OC_EXEC_SANDBOX), checked: a mode it knows, hosts and
+ * names it can use, and no flag that would do nothing (the rule for every flag of another mode).
+ */
+function resolveSandbox(
+  options: Pick<RunTurnOptions, "sandbox" | "writable" | "allowHosts" | "passEnv">,
+  env: NodeJS.ProcessEnv,
+  attach: string | null,
+  labels: OptionLabels,
+): SandboxSpec | null {
+  const fromEnv = env.OC_EXEC_SANDBOX?.trim() || undefined;
+  const mode = options.sandbox ?? fromEnv ?? "off";
+  const named = options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX";
+  if (!(SANDBOX_MODES as readonly string[]).includes(mode))
+    throw new ConfigError(`${named} takes ${SANDBOX_MODES.join(", ")}, not ${JSON.stringify(mode)}`, "UsageError");
+  const writable = options.writable ?? [];
+  const allowHosts = options.allowHosts ?? [];
+  const passEnv = options.passEnv ?? [];
+  if (mode === "off") {
+    const idle = (
+      [
+        [writable, labels.writable],
+        [allowHosts, labels.allowHosts],
+        [passEnv, labels.passEnv],
+      ] as const
+    ).find(([list]) => list.length > 0);
+    if (idle)
+      throw new ConfigError(`${idle[1]} needs ${labels.sandbox}: without a sandbox it would do nothing`, "UsageError");
+    return null;
+  }
+  if (mode === "read-only" && writable.length > 0)
+    throw new ConfigError(
+      `${labels.writable} needs ${labels.sandbox} workspace-write: read-only writes nowhere`,
+      "UsageError",
+    );
+  if (attach !== null)
+    throw new ConfigError(
+      `${named} ${mode} cannot apply to ${labels.attach}: the server runs outside any sandbox oc-exec could set up for this turn, and its tools with it`,
+      "UsageError",
+    );
+  const badHost = allowHosts.find((h) => !HOST_ENTRY.test(h));
+  if (badHost)
+    throw new ConfigError(`${labels.allowHosts} takes HOST or HOST:PORT, not ${JSON.stringify(badHost)}`, "UsageError");
+  const badName = passEnv.find((n) => !ENV_NAME.test(n));
+  if (badName)
+    throw new ConfigError(
+      `${labels.passEnv} takes a variable name or a pattern with *, not ${JSON.stringify(badName)}`,
+      "UsageError",
+    );
+  return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
 }
 
 /**

@@ -21,7 +21,11 @@ export type OptionName =
   | "textDeltas"
   | "pure"
   | "auto"
-  | "model";
+  | "model"
+  | "sandbox"
+  | "writable"
+  | "allowHosts"
+  | "passEnv";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -47,6 +51,10 @@ export const API_LABELS: OptionLabels = {
   pure: "pure",
   auto: "auto",
   model: "model",
+  sandbox: "sandbox",
+  writable: "writable",
+  allowHosts: "allowHosts",
+  passEnv: "passEnv",
 };
 
 /** The option behind each budget, and behind each timeout. */

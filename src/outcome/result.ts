@@ -15,6 +15,7 @@ export type ResultMeta = {
   structuredOutput?: { value: unknown };
   sessionDeleted?: boolean;
   workspaceChanges?: { source: "git" | "tools"; files: FileChange[] };
+  sandbox?: ResultDraft["sandbox"];
 };
 
 export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
@@ -22,6 +23,7 @@ export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta
   if (meta.structuredOutput) extras.structured_output = meta.structuredOutput.value;
   if (meta.sessionDeleted !== undefined) extras.session_deleted = meta.sessionDeleted;
   if (meta.workspaceChanges) extras.workspace_changes = meta.workspaceChanges;
+  if (meta.sandbox) extras.sandbox = meta.sandbox;
   return {
     type: "result",
     ok: outcome.class === "success",

@@ -9,6 +9,7 @@ import { buildInvocation, unsupportedFlags } from "../opencode/invocation.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
 import { DEFAULTS } from "../options/options.js";
+import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { processSource } from "./process-source.js";
 import { deleteSession, exportSession } from "./session-commands.js";
 
@@ -16,6 +17,8 @@ export type ProcessBackendSpec = {
   /** An explicitly chosen binary, else null: bundled, then PATH. */
   opencode: string | null;
   env: NodeJS.ProcessEnv;
+  /** Every opencode process of the run (the turn, export, delete) runs in it. */
+  sandbox: Sandbox | null;
 };
 
 export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Backend> {
@@ -36,8 +39,10 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
           },
         ]
       : [];
+  const { sandbox } = spec;
   return {
     opencode: { path: located.ok ? located.binary.path : located.path, version },
+    ...(sandbox ? { sandbox: sandbox.info, close: () => sandbox.close() } : {}),
     problem,
     check(turn) {
       const missing = detected ? unsupportedFlags(turn, detected.features) : [];
@@ -62,14 +67,19 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         baseEnv: turn.env,
         features: detected.features,
       });
+      // One id per turn: the proxy's refusals are kept under it.
+      const id = newCommandId();
       const ctx = {
         binary: invocation.file,
         env: invocation.env,
         cwd: invocation.cwd,
         timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
+        launch: sandbox ? (command: Launch) => sandbox.wrap(command, id) : null,
       };
+      const launched = sandbox ? { ...invocation, ...(await sandbox.wrap(invocation, id)) } : invocation;
       return {
-        source: processSource(invocation, {
+        ...(sandbox ? { refused: () => sandbox.refused(id) } : {}),
+        source: processSource(launched, {
           killAfterMs: turn.killAfterMs,
           split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
         }),

@@ -2,7 +2,21 @@
 // the run stream never names) and `session delete` (ephemeral sessions).
 import { lastLine, runSideCommand, type SideCommandOptions } from "../opencode/side-command.js";
 
-export type SessionCommandContext = SideCommandOptions & { binary: string };
+import type { Launch } from "../sandbox/sandbox.js";
+
+/** launch: how the command runs in the turn's sandbox, or null without one. */
+export type SessionCommandContext = SideCommandOptions & {
+  binary: string;
+  env: Record<string, string>;
+  launch: ((command: Launch) => Promise<Launch>) | null;
+};
+
+/** An opencode command after the turn, where the turn ran: in its sandbox when it had one. */
+async function runOpencode(ctx: SessionCommandContext, args: string[]) {
+  const command = { file: ctx.binary, args, env: ctx.env };
+  const launched = ctx.launch ? await ctx.launch(command) : command;
+  return runSideCommand(launched.file, launched.args, { ...ctx, env: launched.env });
+}
 
 type Exported = { model: string | null; costUsd: number | null };
 
@@ -13,7 +27,7 @@ export async function exportSession(
   ctx: SessionCommandContext,
   sessionId: string,
 ): Promise<Exported | { error: string }> {
-  const out = await runSideCommand(ctx.binary, ["export", sessionId], ctx);
+  const out = await runOpencode(ctx, ["export", sessionId]);
   const start = out.stdout.indexOf("{");
   if (!out.ok || start === -1) return { error: failed(`opencode export ${sessionId}`, out.stderr) };
   try {
@@ -39,6 +53,6 @@ export async function exportSession(
 }
 
 export async function deleteSession(ctx: SessionCommandContext, sessionId: string): Promise<true | { error: string }> {
-  const out = await runSideCommand(ctx.binary, ["session", "delete", sessionId], ctx);
+  const out = await runOpencode(ctx, ["session", "delete", sessionId]);
   return out.ok ? true : { error: failed(`opencode session delete ${sessionId}`, out.stderr) };
 }

@@ -3,6 +3,10 @@
 // provider, a key or a real failure. Nothing of the user's (workspace, config, sessions) is touched,
 // and the run says so (a `rehearsal` warning first, the model named rehearsal/scripted).
 
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { basename, join } from "node:path";
 import type { WarningCode } from "../contract/warning-codes.js";
 import { makeHermeticHome, providerConfig } from "./hermetic-home.js";
 import { startModelServer } from "./model-server.js";
@@ -22,10 +26,12 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
   const rehearsal: Rehearsal = REHEARSALS[name];
   const server = await startModelServer();
   const home = makeHermeticHome(server.url, "oc-exec-rehearsal-");
-  // Only PATH and the terminal's settings come from the caller; provider keys and opencode config do not.
+  const attack = rehearsal.attack ? await plantAttack(home.root) : null;
+  // Only PATH, the terminal's settings and the sandbox asked for come from the caller; provider keys
+  // and opencode config do not.
   const kept = Object.fromEntries(
     Object.entries(baseEnv).filter(
-      ([k, v]) => v !== undefined && ["TERM", "NO_COLOR", "FORCE_COLOR", "LANG"].includes(k),
+      ([k, v]) => v !== undefined && ["TERM", "NO_COLOR", "FORCE_COLOR", "LANG", "OC_EXEC_SANDBOX"].includes(k),
     ),
   ) as Record<string, string>;
   return {
@@ -34,14 +40,38 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
       ...home.env,
       OPENCODE_CONFIG_CONTENT: providerConfig(server.url, "rehearsal", "scripted"),
       ...rehearsal.env,
+      ...attack?.env,
     },
     dir: home.workspace,
     model: rehearsal.model,
     defaults: rehearsal.defaults,
-    promptPrefix: `scenario:${rehearsal.scenario} `,
+    promptPrefix: `scenario:${rehearsal.scenario} ${attack ? `canary=127.0.0.1:${attack.port} ` : ""}`,
     async stop() {
+      await attack?.stop();
       await server.close();
       home.cleanup();
+    },
+  };
+}
+
+/**
+ * What the `escape` rehearsal attacks: fake secrets in the throwaway HOME and environment, and a
+ * canary HTTP server on loopback that is not the provider. What escapes lands in the throwaway
+ * tree, except the write to /tmp, which stop() removes.
+ */
+async function plantAttack(root: string) {
+  mkdirSync(join(root, ".ssh"), { recursive: true });
+  writeFileSync(join(root, ".ssh", "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nrehearsal-fake-ssh-key\n");
+  mkdirSync(join(root, ".aws"), { recursive: true });
+  writeFileSync(join(root, ".aws", "credentials"), "[default]\naws_secret_access_key = rehearsal-fake-aws-key\n");
+  const canary = createServer((_req, res) => res.end("canary"));
+  await new Promise<void>((resolve) => canary.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (canary.address() as AddressInfo).port,
+    env: { GITHUB_TOKEN: "rehearsal-fake-github-token", NPM_TOKEN: "rehearsal-fake-npm-token" },
+    async stop() {
+      rmSync(`/tmp/oc-exec-escape-${basename(root)}-workspace.txt`, { force: true });
+      await new Promise((resolve) => canary.close(resolve));
     },
   };
 }

@@ -9,12 +9,13 @@ import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
+import type { ResultMeta } from "../outcome/result.js";
 import { takeWorkspaceSnapshot, type WorkspaceChanges, workspaceChangesSince } from "../workspace/snapshot.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import type { TurnControl } from "./control.js";
 import { prepareTurn } from "./prepare.js";
 import { runSource, type SourceRun } from "./run-source.js";
-import { createTurnCore } from "./turn-core.js";
+import { createTurnCore, type TurnCore } from "./turn-core.js";
 
 export async function executeTurn(
   options: ResolvedTurn,
@@ -48,6 +49,7 @@ export async function executeTurn(
   let problem: LaunchProblem | null = null;
   let bug: { message: string } | null = null;
   let workspace: WorkspaceChanges | undefined;
+  let sandbox: ResultMeta["sandbox"];
   try {
     const made = await backend;
     for (const key of made.removes ?? []) removed.add(key);
@@ -59,6 +61,7 @@ export async function executeTurn(
       if (control.reason === null) ran = await runSource(opened.source, options, core, control);
       after = await afterTurn(options, core.normalizer, opened.ops, ran?.stop ?? control.reason);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
+      if (made.sandbox) sandbox = sandboxReport(made.sandbox, opened.refused?.() ?? [], core, options);
     }
   } catch (error) {
     bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
@@ -78,5 +81,21 @@ export async function executeTurn(
     structuredOutput: after?.structuredOutput,
     sessionDeleted: after?.sessionDeleted,
     workspaceChanges: workspace,
+    sandbox,
   });
+}
+
+/** Each refused host once as a warning, and the sandbox as the result describes it. */
+function sandboxReport(
+  info: NonNullable<Backend["sandbox"]>,
+  refused: string[],
+  core: TurnCore,
+  options: ResolvedTurn,
+): ResultMeta["sandbox"] {
+  for (const host of new Set(refused))
+    core.normalizer.warning(
+      "sandbox_refused",
+      `the sandbox refused a connection to ${host}: not an allowed host (${options.labels.allowHosts} ${host} lets it through)`,
+    );
+  return { ...info, refused_connections: refused.length };
 }

@@ -24,6 +24,7 @@ export async function prepareTurn(
     model: options.model,
     agent: options.agent,
     resume: options.session,
+    ...(backend.sandbox ? { sandbox: backend.sandbox } : {}),
   });
   const dirProblem = notADirectory(options.dir);
   if (dirProblem) return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.dir} ${dirProblem}` } };

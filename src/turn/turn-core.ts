@@ -13,7 +13,10 @@ import { API_LABELS, type OptionLabels } from "../outcome/labels.js";
 import { buildResult, type ResultMeta } from "../outcome/result.js";
 import { VERSION } from "../version.js";
 
-export type RunStartedFields = Pick<EventOf<"run.started">, "opencode" | "cwd" | "model" | "agent" | "resume">;
+export type RunStartedFields = Pick<
+  EventOf<"run.started">,
+  "opencode" | "cwd" | "model" | "agent" | "resume" | "sandbox"
+>;
 
 export type TurnCore = {
   normalizer: Normalizer;

@@ -1,0 +1,156 @@
+// What a sandboxed turn may read, write and reach, and the environment it gets, as data for the
+// sandbox library. Pure: the mode, the paths and the hosts in, the library's configuration out.
+//
+// Reads: everything but the secret stores (a turn needs the toolchain, the repository and opencode).
+// Writes: a private temporary directory and opencode's own state (its database, logs, cache), plus
+// the workspace and --writable paths in workspace-write. opencode's configuration stays read-only,
+// in the workspace too, so what the agent writes there cannot run in a later, unsandboxed turn.
+// Network: the allow-list only, through the library's proxy; the namespace has no other way out.
+import { join } from "node:path";
+import { opencodeConfigDir } from "../opencode/config-sources.js";
+
+export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** The sandbox a turn asked for, resolved: absolute paths, hosts as given. */
+export type SandboxSpec = {
+  mode: Exclude<SandboxMode, "off">;
+  writable: string[];
+  allowHosts: string[];
+  passEnv: string[];
+};
+
+/** Secret stores under HOME that no sandboxed process may read. */
+export const SECRET_STORES = [
+  ".ssh",
+  ".aws",
+  ".config/gcloud",
+  ".azure",
+  ".kube",
+  ".docker",
+  ".config/gh",
+  ".npmrc",
+  ".netrc",
+  ".git-credentials",
+  ".gnupg",
+  ".pgpass",
+] as const;
+
+/** Workspace paths the agent must not write even in workspace-write: config that runs code later. */
+const PROTECTED_IN_WORKSPACE = ["opencode.json", "opencode.jsonc", ".opencode", ".git/hooks", ".git/config"] as const;
+
+/** What opencode writes into a .opencode directory (its own and the workspace's) when it is missing. */
+export const OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore";
+
+export type OpencodeDirs = { config: string; data: string; state: string; cache: string };
+
+export function opencodeDirs(env: NodeJS.ProcessEnv): OpencodeDirs {
+  const home = env.HOME ?? "";
+  return {
+    config: opencodeConfigDir(env),
+    data: join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode"),
+    state: join(env.XDG_STATE_HOME || join(home, ".local", "state"), "opencode"),
+    cache: join(env.XDG_CACHE_HOME || join(home, ".cache"), "opencode"),
+  };
+}
+
+/** oc-exec's own server records (URLs and passwords of managed servers). */
+function serverRecordsDir(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_STATE_HOME || join(env.HOME ?? "", ".local", "state"), "oc-exec");
+}
+
+export type SandboxLayout = {
+  spec: SandboxSpec;
+  /** Whether a path exists now (the library covers a missing path differently). */
+  exists: (path: string) => boolean;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  /** The private temporary directory (TMPDIR inside). */
+  tmp: string;
+  hosts: string[];
+};
+
+/** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
+export function runtimeConfig(layout: SandboxLayout) {
+  const { spec, workspace, env, tmp } = layout;
+  const home = env.HOME ?? "";
+  const dirs = opencodeDirs(env);
+  const workspaceWrite = spec.mode === "workspace-write";
+  return {
+    network: { allowedDomains: [...new Set([...layout.hosts, ...spec.allowHosts])], deniedDomains: [] },
+    filesystem: {
+      denyRead: [...SECRET_STORES.map((p) => join(home, p)), serverRecordsDir(env)],
+      allowWrite: [
+        tmp,
+        dirs.data,
+        dirs.state,
+        dirs.cache,
+        // opencode rewrites this one file of its config directory at every start.
+        join(dirs.config, ".gitignore"),
+        ...(workspaceWrite ? [workspace, ...spec.writable] : []),
+      ],
+      // A missing file is covered with /dev/null, which opencode reads as a broken config: only the
+      // files that exist are protected (the docs say so); .opencode is made to exist beforehand.
+      denyWrite: workspaceWrite
+        ? PROTECTED_IN_WORKSPACE.map((p) => join(workspace, p)).filter(
+            (p) => p.endsWith(".opencode") || layout.exists(p),
+          )
+        : [],
+    },
+  };
+}
+
+/** Variables every sandboxed turn keeps: what a shell, a toolchain and opencode need to run. */
+const KEEP = [
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "COLORTERM",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "CI",
+];
+const KEEP_PREFIXES = ["LC_", "XDG_", "OPENCODE_"];
+/** A server's password is never handed to what the agent runs. */
+const NEVER = new Set(["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]);
+
+/** `*` matches any run of characters; the rest is literal. */
+export function envPattern(pattern: string): RegExp {
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
+}
+
+/**
+ * The environment opencode and its tools get in the sandbox: the variables above, the chosen
+ * providers' credential variables and what --pass-env names; TMPDIR is the private one. The
+ * runner's other variables (GITHUB_TOKEN, NPM_TOKEN, AWS_*, …) stay outside.
+ */
+export function sandboxEnv(
+  env: NodeJS.ProcessEnv,
+  keep: { credentialVars: readonly string[]; passEnv: readonly string[]; tmp: string },
+): Record<string, string> {
+  const passed = keep.passEnv.map(envPattern);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || NEVER.has(name)) continue;
+    if (
+      KEEP.includes(name) ||
+      KEEP_PREFIXES.some((p) => name.startsWith(p)) ||
+      keep.credentialVars.includes(name) ||
+      passed.some((re) => re.test(name))
+    )
+      out[name] = value;
+  }
+  out.TMPDIR = keep.tmp;
+  return out;
+}

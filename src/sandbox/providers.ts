@@ -1,0 +1,92 @@
+// Which hosts and credential variables a sandboxed turn needs: the API host of every model the turn
+// may use (the chosen one, opencode's small_model) and of every remote MCP server, from opencode's
+// configuration (a custom baseURL wins) or, for opencode's built-in providers, from this table.
+// Pure: the configuration sources in, the allow-list out.
+import type { ConfigSource } from "../opencode/config-sources.js";
+
+/** opencode's built-in providers: where their API is and which variables hold their keys. */
+export const KNOWN_PROVIDERS: Record<string, { hosts: string[]; env: string[] }> = {
+  anthropic: { hosts: ["api.anthropic.com:443"], env: ["ANTHROPIC_API_KEY"] },
+  openai: { hosts: ["api.openai.com:443"], env: ["OPENAI_API_KEY"] },
+  google: {
+    hosts: ["generativelanguage.googleapis.com:443"],
+    env: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
+  },
+  openrouter: { hosts: ["openrouter.ai:443"], env: ["OPENROUTER_API_KEY"] },
+  groq: { hosts: ["api.groq.com:443"], env: ["GROQ_API_KEY"] },
+  mistral: { hosts: ["api.mistral.ai:443"], env: ["MISTRAL_API_KEY"] },
+  deepseek: { hosts: ["api.deepseek.com:443"], env: ["DEEPSEEK_API_KEY"] },
+  xai: { hosts: ["api.x.ai:443"], env: ["XAI_API_KEY"] },
+  togetherai: { hosts: ["api.together.xyz:443"], env: ["TOGETHER_AI_API_KEY"] },
+  fireworks: { hosts: ["api.fireworks.ai:443"], env: ["FIREWORKS_API_KEY"] },
+  cerebras: { hosts: ["api.cerebras.ai:443"], env: ["CEREBRAS_API_KEY"] },
+  opencode: { hosts: ["opencode.ai:443"], env: ["OPENCODE_API_KEY"] },
+};
+
+/** `host:port` of a URL (the scheme's port when none is written), or null when it is not one. */
+export function hostOfUrl(url: string): string | null {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return null;
+    return `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`;
+  } catch {
+    return null;
+  }
+}
+
+export type ProviderNeeds = {
+  /** host:port entries, sorted, without duplicates. */
+  hosts: string[];
+  /** Variables that hold the providers' keys (named in the table or as {env:NAME} in the config). */
+  credentialVars: string[];
+  /** What the configuration does not say (a model without a provider, a provider with no known host). */
+  problems: string[];
+};
+
+const providerOf = (model: unknown): string | null =>
+  typeof model === "string" && model.includes("/") ? model.slice(0, model.indexOf("/")) : null;
+
+/** The last value a source sets wins, as opencode merges its configuration. */
+function last<T>(sources: ConfigSource[], pick: (s: ConfigSource) => T | undefined): T | undefined {
+  let value: T | undefined;
+  for (const s of sources) value = pick(s) ?? value;
+  return value;
+}
+
+export function providerNeeds(sources: ConfigSource[], model: string | null): ProviderNeeds {
+  const hosts = new Set<string>();
+  const vars = new Set<string>();
+  const problems: string[] = [];
+  const chosen = model ?? last(sources, (s) => (typeof s.config.model === "string" ? s.config.model : undefined));
+  const small = last(sources, (s) => (typeof s.config.small_model === "string" ? s.config.small_model : undefined));
+  if (!chosen)
+    problems.push(
+      "no model is named (-m provider/model, or `model` in opencode's configuration), so the sandbox cannot tell which provider to let through",
+    );
+  const providers = new Set([providerOf(chosen), providerOf(small)].filter((p): p is string => p !== null));
+  for (const id of providers) {
+    const options = (s: ConfigSource) => s.config.provider?.[id]?.options;
+    const baseURL = last(sources, (s) =>
+      typeof options(s)?.baseURL === "string" ? (options(s)!.baseURL as string) : undefined,
+    );
+    const apiKey = last(sources, (s) =>
+      typeof options(s)?.apiKey === "string" ? (options(s)!.apiKey as string) : undefined,
+    );
+    for (const m of (apiKey ?? "").matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)) vars.add(m[1]!);
+    for (const name of KNOWN_PROVIDERS[id]?.env ?? []) vars.add(name);
+    const host = baseURL ? hostOfUrl(baseURL) : null;
+    if (host) hosts.add(host);
+    else if (KNOWN_PROVIDERS[id]) for (const h of KNOWN_PROVIDERS[id].hosts) hosts.add(h);
+    else
+      problems.push(
+        `provider ${id} has no baseURL in opencode's configuration and is not one oc-exec knows the host of: name its host with --allow-host HOST[:PORT]`,
+      );
+  }
+  for (const { config } of sources)
+    for (const server of Object.values(config.mcp ?? {}))
+      if (server?.type === "remote" && typeof server.url === "string") {
+        const host = hostOfUrl(server.url);
+        if (host) hosts.add(host);
+      }
+  return { hosts: [...hosts].sort(), credentialVars: [...vars].sort(), problems };
+}

@@ -1,0 +1,167 @@
+// A sandbox made once per run: checks that the OS primitive works (fails closed: a problem, never a
+// silent run without it), starts the library's filtering proxy, and wraps every opencode process
+// of the run (the turn and the commands after it) so that it and everything it starts run inside.
+// The library is @anthropic-ai/sandbox-runtime: bubblewrap, a network namespace with no way out but
+// its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LaunchProblem } from "../backend/backend.js";
+import type { ConfigSource } from "../opencode/config-sources.js";
+import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv } from "./policy.js";
+import { providerNeeds } from "./providers.js";
+
+/** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
+export type SandboxInfo = { mode: SandboxSpec["mode"]; writable: string[]; allowed_hosts: string[] };
+
+export type Launch = { file: string; args: string[]; env: Record<string, string> };
+
+export type Sandbox = {
+  info: SandboxInfo;
+  /** The command as it runs inside the sandbox, with the sandbox's environment; id names its refusals. */
+  wrap(command: Launch, id: string): Promise<Launch>;
+  /** The connections the proxy refused to the command with this id, as host:port, in order. */
+  refused(id: string): string[];
+  close(): Promise<void>;
+};
+
+const INSTALL_HINT =
+  "install bubblewrap, socat and ripgrep (Debian/Ubuntu: sudo apt-get install -y bubblewrap socat ripgrep)";
+const USERNS_HINT =
+  "user namespaces are refused here: on Ubuntu 24.04 (GitHub's ubuntu-latest) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, run it with --privileged or allow unshare";
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+type Library = typeof import("@anthropic-ai/sandbox-runtime");
+
+/** Why no sandbox can be set up on this machine, or null when one can (doctor says this too). */
+export async function sandboxUnavailable(env: NodeJS.ProcessEnv): Promise<string | null> {
+  if (process.platform !== "linux" && process.platform !== "darwin")
+    return `the sandbox needs Linux or macOS; this is ${process.platform}`;
+  const { SandboxManager } = await import("@anthropic-ai/sandbox-runtime");
+  const deps = await withPath(env, () => SandboxManager.checkDependencies());
+  if (deps.errors.length > 0) return `${deps.errors.join(", ")}: ${INSTALL_HINT}`;
+  if (process.platform === "linux") {
+    // The library checks that bwrap exists, not that the kernel lets it make a namespace.
+    const probe = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-net", "--unshare-user-try", "true"], {
+      env: { PATH: env.PATH ?? "/usr/bin:/bin" },
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    if (probe.status !== 0)
+      return `bubblewrap cannot create a sandbox here (${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()}): ${USERNS_HINT}`;
+  }
+  return null;
+}
+
+/** The library reads PATH from oc-exec's own environment; the run's environment is what counts. */
+async function withPath<T>(env: NodeJS.ProcessEnv, f: () => T | Promise<T>): Promise<T> {
+  const saved = process.env.PATH;
+  process.env.PATH = env.PATH ?? saved;
+  try {
+    return await f();
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+/** Only one sandbox at a time per process: the library's manager is global. */
+let active: Promise<unknown> | null = null;
+
+export async function openSandbox(
+  spec: SandboxSpec,
+  context: { workspace: string; env: NodeJS.ProcessEnv; model: string | null; configs: ConfigSource[] },
+): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
+  const unavailable = await sandboxUnavailable(context.env);
+  if (unavailable)
+    return {
+      problem: { name: "SandboxUnavailable", message: `--sandbox ${spec.mode} cannot be set up: ${unavailable}` },
+    };
+  const needs = providerNeeds(context.configs, context.model);
+  if (needs.problems.length > 0 && spec.allowHosts.length === 0)
+    return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
+  if (active) return { problem: { name: "SandboxBusy", message: "another sandbox is open in this process" } };
+  const { SandboxManager } = (await import("@anthropic-ai/sandbox-runtime")) as Library;
+  const tmp = mkdtempSync(join(tmpdir(), "oc-exec-sandbox-"));
+  prepareOpencodeDirs(context.env, context.workspace);
+  const config = runtimeConfig({
+    spec,
+    workspace: context.workspace,
+    env: context.env,
+    tmp,
+    hosts: needs.hosts,
+    exists: existsSync,
+  });
+  try {
+    const init = withPath(context.env, () => SandboxManager.initialize(config));
+    active = init;
+    await init;
+  } catch (error) {
+    active = null;
+    rmSync(tmp, { recursive: true, force: true });
+    return {
+      problem: {
+        name: "SandboxUnavailable",
+        message: `--sandbox ${spec.mode} cannot be set up: ${(error as Error).message}`,
+      },
+    };
+  }
+  const store = SandboxManager.getSandboxViolationStore();
+  return {
+    sandbox: {
+      info: { mode: spec.mode, writable: config.filesystem.allowWrite, allowed_hosts: config.network.allowedDomains },
+      async wrap(command, id) {
+        // The library points the sandbox at its proxy but exempts loopback; a provider on loopback
+        // must go through the proxy too (the namespace has its own, empty loopback).
+        const inner = ["exec", "env", "-u", "NO_PROXY", "-u", "no_proxy", command.file, ...command.args]
+          .map(quote)
+          .join(" ");
+        const wrapped = await withPath(context.env, () =>
+          SandboxManager.wrapWithSandboxArgv(inner, undefined, undefined, undefined, undefined, { commandId: id }),
+        );
+        return {
+          file: wrapped.argv[0]!,
+          args: wrapped.argv.slice(1),
+          env: sandboxEnv(command.env, { credentialVars: needs.credentialVars, passEnv: spec.passEnv, tmp }),
+        };
+      },
+      refused(id) {
+        const hosts: string[] = [];
+        for (const v of store.getViolationsForCommand(id)) {
+          const m = /deny network-outbound (\S+)/.exec(v.line);
+          if (m) hosts.push(m[1]!);
+        }
+        return hosts;
+      },
+      async close() {
+        try {
+          SandboxManager.cleanupAfterCommand();
+          await SandboxManager.reset();
+        } finally {
+          active = null;
+          rmSync(tmp, { recursive: true, force: true });
+        }
+      },
+    },
+  };
+}
+
+/**
+ * opencode creates its directories at start, and cannot inside: its state directories must exist
+ * before, and the .gitignore it writes into each .opencode directory it reads (its own config
+ * directory's, the workspace's) must already be there, since both are read-only inside. The
+ * workspace's .opencode/.gitignore names itself, so git shows nothing new.
+ */
+function prepareOpencodeDirs(env: NodeJS.ProcessEnv, workspace: string): void {
+  const dirs = opencodeDirs(env);
+  for (const dir of [dirs.config, dirs.data, dirs.state, dirs.cache, join(workspace, ".opencode")])
+    mkdirSync(dir, { recursive: true });
+  for (const dir of [dirs.config, join(workspace, ".opencode")]) {
+    const ignore = join(dir, ".gitignore");
+    if (!existsSync(ignore)) writeFileSync(ignore, OPENCODE_GITIGNORE);
+  }
+}
+
+export const newCommandId = () => `oc-exec-${randomUUID()}`;

@@ -1,0 +1,189 @@
+// The sandbox's pure parts: which hosts and credential variables a turn needs, the library's
+// configuration (what can be read and written), the scrubbed environment, and the options' rules.
+import { describe, expect, it } from "vitest";
+import type { ConfigSource } from "../../src/opencode/config-sources.js";
+import { resolveTurnOptions } from "../../src/options/resolve-options.js";
+import { envPattern, runtimeConfig, SECRET_STORES, sandboxEnv } from "../../src/sandbox/policy.js";
+import { hostOfUrl, KNOWN_PROVIDERS, providerNeeds } from "../../src/sandbox/providers.js";
+
+const src = (config: ConfigSource["config"], source = "OPENCODE_CONFIG_CONTENT"): ConfigSource => ({ source, config });
+
+describe("which hosts a sandboxed turn may reach", () => {
+  it("a custom provider's baseURL (loopback included, by host and port), and the {env:NAME} its key names", () => {
+    const needs = providerNeeds(
+      [
+        src({
+          provider: { local: { options: { baseURL: "http://127.0.0.1:4000/v1", apiKey: "{env:GATEWAY_KEY}" } } },
+          model: "local/qwen",
+        }),
+      ],
+      null,
+    );
+    expect(needs).toEqual({ hosts: ["127.0.0.1:4000"], credentialVars: ["GATEWAY_KEY"], problems: [] });
+  });
+
+  it("a built-in provider from the table; small_model's provider and remote MCP servers too; the last source wins", () => {
+    const needs = providerNeeds(
+      [
+        src({ provider: { openai: { options: { baseURL: "https://old.example/v1" } } } }, "global"),
+        src({
+          provider: { openai: { options: { baseURL: "https://gateway.example:8443/v1" } } },
+          small_model: "openai/gpt-4.1-mini",
+          mcp: { docs: { type: "remote", url: "https://mcp.example/sse" }, fs: { type: "local" } },
+        }),
+      ],
+      "anthropic/claude-sonnet-4-5",
+    );
+    expect(needs.hosts).toEqual(["api.anthropic.com:443", "gateway.example:8443", "mcp.example:443"]);
+    expect(needs.credentialVars).toEqual(["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]);
+    expect(needs.problems).toEqual([]);
+  });
+
+  it("what the configuration does not say is a problem that names the fix", () => {
+    expect(providerNeeds([], null).problems).toEqual([
+      "no model is named (-m provider/model, or `model` in opencode's configuration), so the sandbox cannot tell which provider to let through",
+    ]);
+    expect(providerNeeds([], "acme/model-1").problems).toEqual([
+      "provider acme has no baseURL in opencode's configuration and is not one oc-exec knows the host of: name its host with --allow-host HOST[:PORT]",
+    ]);
+  });
+
+  it("hosts come with their port; what is not an http(s) URL is none", () => {
+    expect(hostOfUrl("https://api.example.com/v1")).toBe("api.example.com:443");
+    expect(hostOfUrl("http://[::1]:4000")).toBe("[::1]:4000");
+    expect(hostOfUrl("file:///etc/passwd")).toBeNull();
+    expect(hostOfUrl("not a url")).toBeNull();
+    for (const p of Object.values(KNOWN_PROVIDERS)) for (const h of p.hosts) expect(h).toMatch(/^[a-z0-9.-]+:443$/);
+  });
+});
+
+describe("what the sandbox lets a turn read and write", () => {
+  const env = { HOME: "/home/ci", XDG_STATE_HOME: "/home/ci/.local/state" };
+  const layout = (mode: "read-only" | "workspace-write", exists: (p: string) => boolean = () => false) =>
+    runtimeConfig({
+      spec: { mode, writable: ["/cache/npm"], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+      workspace: "/work/repo",
+      env,
+      tmp: "/tmp/oc-exec-sandbox-x",
+      hosts: ["api.anthropic.com:443"],
+      exists,
+    });
+
+  it("no secret store nor oc-exec's server records are readable", () => {
+    const { filesystem } = layout("workspace-write");
+    expect(filesystem.denyRead).toEqual([
+      ...SECRET_STORES.map((p) => `/home/ci/${p}`),
+      "/home/ci/.local/state/oc-exec",
+    ]);
+    for (const p of [
+      ".ssh",
+      ".aws",
+      ".config/gcloud",
+      ".azure",
+      ".kube",
+      ".docker",
+      ".config/gh",
+      ".npmrc",
+      ".netrc",
+      ".git-credentials",
+    ])
+      expect(filesystem.denyRead).toContain(`/home/ci/${p}`);
+  });
+
+  it("read-only writes only its temporary directory and opencode's state; workspace-write adds the workspace and --writable", () => {
+    const own = [
+      "/tmp/oc-exec-sandbox-x",
+      "/home/ci/.local/share/opencode",
+      "/home/ci/.local/state/opencode",
+      "/home/ci/.cache/opencode",
+      "/home/ci/.config/opencode/.gitignore",
+    ];
+    expect(layout("read-only").filesystem.allowWrite).toEqual(own);
+    expect(layout("read-only").filesystem.denyWrite).toEqual([]);
+    expect(layout("workspace-write").filesystem.allowWrite).toEqual([...own, "/work/repo", "/cache/npm"]);
+    expect(layout("read-only").network).toEqual({
+      allowedDomains: ["api.anthropic.com:443", "registry.npmjs.org"],
+      deniedDomains: [],
+    });
+  });
+
+  it("opencode's configuration in the workspace and git's hooks stay read-only; only files that exist are named", () => {
+    const existing = new Set(["/work/repo/opencode.json", "/work/repo/.git/hooks"]);
+    expect(layout("workspace-write", (p) => existing.has(p)).filesystem.denyWrite).toEqual([
+      "/work/repo/opencode.json",
+      "/work/repo/.opencode",
+      "/work/repo/.git/hooks",
+    ]);
+  });
+});
+
+describe("the environment inside the sandbox", () => {
+  it("keeps what a toolchain and opencode need and the providers' keys; drops the runner's secrets and a server's password", () => {
+    const env = sandboxEnv(
+      {
+        PATH: "/usr/bin",
+        HOME: "/home/ci",
+        LC_ALL: "C.UTF-8",
+        OPENCODE_CONFIG_CONTENT: "{}",
+        OPENCODE_SERVER_PASSWORD: "pw",
+        ANTHROPIC_API_KEY: "sk-ant-x",
+        OPENAI_API_KEY: "sk-other",
+        GITHUB_TOKEN: "ghp_x",
+        NPM_TOKEN: "npm_x",
+        AWS_SECRET_ACCESS_KEY: "aws",
+        MY_BUILD_FLAG: "1",
+        MY_OTHER: "2",
+        NO_PROXY: "localhost",
+      },
+      { credentialVars: ["ANTHROPIC_API_KEY"], passEnv: ["MY_BUILD_*"], tmp: "/tmp/s" },
+    );
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/ci",
+      LC_ALL: "C.UTF-8",
+      OPENCODE_CONFIG_CONTENT: "{}",
+      ANTHROPIC_API_KEY: "sk-ant-x",
+      MY_BUILD_FLAG: "1",
+      TMPDIR: "/tmp/s",
+    });
+  });
+
+  it("--pass-env patterns: * matches any run of characters, the rest is literal", () => {
+    expect(envPattern("AWS_*").test("AWS_REGION")).toBe(true);
+    expect(envPattern("AWS_*").test("MY_AWS_REGION")).toBe(false);
+    expect(envPattern("A.B").test("AxB")).toBe(false);
+  });
+});
+
+describe("sandbox options: one rule for flags that would do nothing", () => {
+  const resolve = (options: Parameters<typeof resolveTurnOptions>[0]) => () => resolveTurnOptions(options);
+  it("the mode from the option, else OC_EXEC_SANDBOX; a mode it does not know is a usage error", () => {
+    expect(resolveTurnOptions({ env: {} }).sandbox).toBeNull();
+    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" } }).sandbox).toEqual({
+      mode: "read-only",
+      writable: [],
+      allowHosts: [],
+      passEnv: [],
+    });
+    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" }, sandbox: "off" }).sandbox).toBeNull();
+    expect(resolve({ env: { OC_EXEC_SANDBOX: "strict" } })).toThrow(
+      'OC_EXEC_SANDBOX takes off, read-only, workspace-write, not "strict"',
+    );
+  });
+
+  it("writable, allowHosts and passEnv without a sandbox, writable with read-only, and any sandbox on attach are refused", () => {
+    expect(resolve({ env: {}, writable: ["/x"] })).toThrow(
+      "writable needs sandbox: without a sandbox it would do nothing",
+    );
+    expect(resolve({ env: {}, passEnv: ["X"] })).toThrow("passEnv needs sandbox");
+    expect(resolve({ env: {}, sandbox: "read-only", writable: ["/x"] })).toThrow(
+      "writable needs sandbox workspace-write: read-only writes nowhere",
+    );
+    expect(resolve({ env: {}, sandbox: "workspace-write", attach: "http://127.0.0.1:4096" })).toThrow(
+      "sandbox workspace-write cannot apply to attach",
+    );
+    expect(resolve({ env: {}, sandbox: "workspace-write", allowHosts: ["http://x"] })).toThrow(
+      'allowHosts takes HOST or HOST:PORT, not "http://x"',
+    );
+  });
+});
