@@ -181,6 +181,28 @@ describe.skipIf(skip)("the escape rehearsal: watching the sandbox hold on your o
   }, 60_000);
 });
 
+describe.skipIf(skip)("a sandboxed turn that is stopped leaves nothing behind", () => {
+  it("--timeout ends opencode, its tools and the sandbox's helpers: exit 124, no process left with the run's HOME", async () => {
+    const dir = e2e.workspace();
+    const run = await e2e.run(["--sandbox", "workspace-write", "--auto", "--timeout", "4s", "scenario:sleep-tool"], {
+      cwd: dir,
+    });
+    expect(run.code).toBe(124);
+    expect(run.result.sandbox?.mode).toBe("workspace-write");
+    // Every process of the run inherited the throwaway HOME (the sandbox keeps HOME).
+    const left = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`HOME=${e2e.home.root}`);
+        } catch {
+          return false;
+        }
+      });
+    expect(left).toEqual([]);
+  }, 60_000);
+});
+
 describe("the same attacks without a sandbox succeed (what the sandbox is for)", () => {
   it("writes land outside, the secrets reach the model, the canary is reached", async () => {
     const t = await escapeTurn([]);
