@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -516,6 +516,43 @@ async function batchBench(): Promise<void> {
   out(`  batch peak RSS, oc-exec and the server together: ${f(mb(peak), 0)} MB`);
 }
 
+/**
+ * A sandboxed turn against the same turn without one (--sandbox workspace-write against none), both
+ * a bash tool call and an answer, alternating, with everything else equal. The sandbox's own costs
+ * (the namespace, the proxy hop for every model call, its ripgrep scan for protected files) count.
+ */
+async function sandboxBench(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const env = { ...home.env };
+  const turn = (sandboxed: boolean) =>
+    measure(
+      process.execPath,
+      [BIN, "-q", "--auto", ...(sandboxed ? ["--sandbox", "workspace-write"] : []), "--dir", home.workspace, "scenario:tool x"],
+      { env },
+    );
+  await turn(false);
+  await turn(true);
+  const bare: number[] = [];
+  const boxed: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    // Alternate which goes first, so neither always runs on a warmer machine.
+    const [a, b] = i % 2 ? [await turn(true), await turn(false)] : [null, null];
+    const plain = b ?? (await turn(false));
+    const sand = a ?? (await turn(true));
+    bare.push(plain.ms);
+    boxed.push(sand.ms);
+    ratios.push(sand.ms / plain.ms);
+  }
+  out("sandbox: a tool turn with --sandbox workspace-write against the same turn without");
+  out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
+  out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
+  out("  a warm --attach turn on a sandboxed server: not measured (servers cannot be sandboxed yet)");
+  await server.close();
+  home.cleanup();
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -527,3 +564,4 @@ if (want("replay")) await replayMemory();
 if (want("overhead")) await overhead();
 if (want("warm")) await warm();
 if (want("batch")) await batchBench();
+if (want("sandbox")) await sandboxBench();

@@ -106,6 +106,7 @@ describe("doctor and --version", () => {
       "models",
       "requested model",
       "credentials",
+      "sandbox",
     ]);
     expect(ok.stderr).toContain("✓ credentials: provider fake in OPENCODE_CONFIG_CONTENT (with an apiKey)");
     // Without --probe, doctor says what it could not check.
