@@ -47,6 +47,8 @@ export type Backend = {
   readonly sandbox?: EventOf<"run.started">["sandbox"];
   /** Ends what the backend holds for the whole run (a sandbox's proxy); the maker calls it once. */
   close?(): Promise<void>;
+  /** Values this backend holds that no output may show (a server's password): redacted like the environment's. */
+  readonly secrets?: readonly string[];
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */

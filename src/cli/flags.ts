@@ -26,6 +26,7 @@ export type RawFlags = {
   writable?: string[];
   allowHost?: string[];
   passEnv?: string[];
+  redactEnv?: string[];
   dangerouslySkipPermissions?: boolean;
   opencode?: string;
   promptFile?: string;
@@ -182,6 +183,7 @@ export function optionsFromFlags(
       writable: flags.writable,
       allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
       passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+      redactEnv: flags.redactEnv ? splitList(flags.redactEnv) : undefined,
       config: config.length > 0 ? config : undefined,
       files: flags.file,
       thinking: flags.thinking,

@@ -115,6 +115,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "extra opencode configuration, merged into OPENCODE_CONFIG_CONTENT (repeatable)",
       collect,
     )
+    .option(
+      "--redact-env <name>",
+      "this variable's value is a secret too: [REDACTED] in everything oc-exec writes (repeatable; names with TOKEN, KEY, SECRET, PASSWORD, CREDENTIAL always are)",
+      collect,
+    )
     .option("--mcp <name=command>", "an MCP server for this turn: NAME=COMMAND [ARGS...] (repeatable)", collect)
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)")
     .option(

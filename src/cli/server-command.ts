@@ -71,6 +71,8 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
       self: [process.execPath, process.argv[1]!],
       startTimeoutMs: START_TIMEOUT_MS,
     });
+    // Under GitHub Actions, the password this run made is masked in the job's log from now on.
+    if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
     writeStdoutText(`${server.url}\n`, io.stdout);
     say(
       `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,

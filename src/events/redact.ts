@@ -15,11 +15,19 @@ export const PATTERNS: readonly [RegExp, string][] = [
   [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, "[REDACTED]"],
   [/\bAKIA[0-9A-Z]{16}\b/g, "[REDACTED]"],
   [/\bAIza[0-9A-Za-z_-]{30,}/g, "[REDACTED]"],
+  // A private key block (cut off or whole), and an AWS secret key in a credentials file.
+  // (its body: the whole lines of base64 that follow, up to the END line when there is one).
+  [
+    /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:\r?\n[A-Za-z0-9+/=]+(?=\r?\n|$))*(?:\r?\n-----END [A-Z ]*PRIVATE KEY-----)?/g,
+    "[REDACTED PRIVATE KEY]",
+  ],
+  [/(aws_secret_access_key\s*[:=]\s*)\S+/gi, "$1[REDACTED]"],
 ];
 
 // Every pattern above needs one of these words; most strings (tool inputs, messages) have none,
 // and one test is cheaper than eight replaces on the hot path.
-const ANY_TRIGGER = /authorization|bearer|api[_-]?key|token|secret|password|sk-|gh[pousr]_|github_pat_|xox|akia|aiza/i;
+const ANY_TRIGGER =
+  /authorization|bearer|api[_-]?key|token|secret|password|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|private key/i;
 
 export function redact(text: string): string {
   if (!ANY_TRIGGER.test(text)) return text;

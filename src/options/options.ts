@@ -67,6 +67,11 @@ export type SessionOptions = {
   allowHosts?: string[];
   /** With a sandbox: more environment variables it passes on (names, or patterns with `*`). */
   passEnv?: string[];
+  /**
+   * Variables whose values are secrets, besides those whose names contain TOKEN, KEY, SECRET,
+   * PASSWORD or CREDENTIAL: their values are replaced by [REDACTED] in everything oc-exec writes.
+   */
+  redactEnv?: string[];
 };
 
 /** What one turn may do. */

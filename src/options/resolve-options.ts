@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import type { WarningCode } from "../contract/warning-codes.js";
 import { readEnvironment } from "../environment.js";
 import type { Clock } from "../events/emitter.js";
+import { makeRedactor, type Redactor, secretValues } from "../events/secrets.js";
 import type { BudgetLimit, Budgets } from "../outcome/budget.js";
 import { ConfigError } from "../outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
@@ -38,6 +39,8 @@ export type ResolvedTurn = {
   config: Record<string, unknown>[];
   /** The sandbox the turn runs in, or null for none. */
   sandbox: SandboxSpec | null;
+  /** Replaces the environment's secrets and known token shapes in everything the turn writes. */
+  redactor: Redactor;
   files: string[];
   thinking: boolean;
   textDeltas: boolean;
@@ -120,6 +123,7 @@ export function resolveTurnOptions(
     auto: options.auto ?? false,
     config: options.config ?? [],
     sandbox: resolveSandbox(options, env, attach, labels),
+    redactor: makeRedactor(secretValues(env, options.redactEnv)),
     files: (options.files ?? []).map((f) => resolve(f)),
     thinking: options.thinking ?? false,
     textDeltas: options.textDeltas ?? false,

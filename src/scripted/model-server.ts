@@ -229,6 +229,8 @@ function escapeScript(prompt: string): string {
     'echo "aws: $(cat ~/.aws/credentials 2>&1)"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'echo "tokens: GITHUB_TOKEN=${GITHUB_TOKEN:-unset} NPM_TOKEN=${NPM_TOKEN:-unset}"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'echo "server password: ${OPENCODE_SERVER_PASSWORD:-unset}"',
     attempt(`curl ${host}:${port}`, `curl -sf -m 5 http://${host}:${port}/curl`),
     attempt(
       `tcp ${host}:${port}`,

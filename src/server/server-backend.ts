@@ -83,7 +83,8 @@ function runOnlyFlags(turn: ResolvedTurn): string[] {
 export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backend> {
   const parsed = parseServerUrl(spec.attach, spec.label);
   if ("name" in parsed) return { opencode: { path: null, version: null, url: spec.attach }, ...unusable(parsed) };
-  const client = new ServerClient(parsed.url, serverAuth(parsed.url, parsed.auth, spec.env));
+  const auth = serverAuth(parsed.url, parsed.auth, spec.env);
+  const client = new ServerClient(parsed.url, auth);
   const opencode = { path: null, version: null as string | null, url: displayUrl(parsed.url) };
   try {
     opencode.version = (await client.health()).version;
@@ -105,6 +106,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
   return {
     opencode,
     removes: [NO_QUESTIONS.permission],
+    secrets: auth ? [auth.password] : [],
     problem: null,
     check(turn) {
       const refused = runOnlyFlags(turn);
@@ -175,6 +177,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
           deltas: turn.textDeltas,
           killAfterMs: turn.killAfterMs,
           recordTo,
+          redact: turn.redactor.text,
         }),
         ops: {
           export: null,

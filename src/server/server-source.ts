@@ -20,6 +20,8 @@ export type ServerTurn = {
   killAfterMs: number;
   /** Append the session's raw events to this file (OC_EXEC_RECORD_EVENTS): what `oc-exec replay` reads. */
   recordTo: string | null;
+  /** The recording is written too: secrets out of it. */
+  redact: (text: string) => string;
 };
 
 const failureOf = (error: unknown): NonNullable<SourceEnd["failure"]> => {
@@ -56,7 +58,7 @@ export function serverSource(turn: ServerTurn): UpstreamSource {
       };
 
       const handle = (data: string) => {
-        if (turn.recordTo) record(turn.recordTo, sessionId, data);
+        if (turn.recordTo) record(turn.recordTo, sessionId, data, turn.redact);
         for (const t of translator.translate(data)) {
           if (t.kind === "line") line(t.line);
           else if (t.kind === "permission") answer(t.request);
@@ -144,10 +146,10 @@ async function lostWhy(client: ServerClient, what: string): Promise<NonNullable<
   }
 }
 
-function record(file: string, sessionId: string, data: string): void {
+function record(file: string, sessionId: string, data: string, redact: (text: string) => string): void {
   try {
     const event = JSON.parse(data) as { properties?: { sessionID?: unknown } };
-    if (event.properties?.sessionID === sessionId) appendFileSync(file, `${data}\n`);
+    if (event.properties?.sessionID === sessionId) appendFileSync(file, `${redact(data)}\n`);
   } catch {
     // Not JSON: nothing the replay could use either.
   }

@@ -58,7 +58,7 @@ export async function afterTurn(
   }
   if (options.outputLastMessage && facts.finalText !== null) {
     try {
-      writeFileAtomic(options.outputLastMessage, facts.finalText);
+      writeFileAtomic(options.outputLastMessage, options.redactor.text(facts.finalText));
     } catch (error) {
       normalizer.warning(
         "output_last_message_failed",

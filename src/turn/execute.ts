@@ -30,6 +30,7 @@ export async function executeTurn(
   const core = createTurnCore(
     {
       workspace: options.dir,
+      redactor: options.redactor,
       session: options.session,
       continue: options.continue,
       fork: options.fork,
@@ -53,6 +54,7 @@ export async function executeTurn(
   try {
     const made = await backend;
     for (const key of made.removes ?? []) removed.add(key);
+    for (const value of made.secrets ?? []) options.redactor.add(value);
     const opened = await prepareTurn(options, core, made);
     if ("problem" in opened) problem = opened.problem;
     else {

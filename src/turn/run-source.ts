@@ -89,7 +89,7 @@ export async function runSource(
       timers.activity();
       if (!sawJson) timers.signOfLife();
       core.logLine(text);
-      options.onStderrLine?.(text);
+      options.onStderrLine?.(options.redactor.text(text));
       if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
         configGrace = setTimeout(() => {
           if (!sawJson) stop({ kind: "blocked" });

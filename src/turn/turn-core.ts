@@ -7,6 +7,7 @@ import { SCHEMA_VERSION } from "../contract/schema-version.js";
 import { type Clock, Emitter } from "../events/emitter.js";
 import type { SplitLine } from "../events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../events/normalize.js";
+import { makeRedactor, type Redactor, secretValues } from "../events/secrets.js";
 import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
 import type { FailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels } from "../outcome/labels.js";
@@ -29,6 +30,8 @@ export type TurnCore = {
 };
 
 export type TurnCoreOptions = NormalizerOptions & {
+  /** Secrets out of every event; default: the values of this process's secret variables. */
+  redactor?: Redactor;
   includeRaw?: boolean;
   clock?: Clock;
   labels?: OptionLabels;
@@ -41,8 +44,22 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
   // The opencode line being normalized: with includeRaw, the events derived from it carry it.
   let raw: string | null = null;
   let result: ResultEvent | null = null;
+  const redactor = options.redactor ?? makeRedactor(secretValues(process.env));
+  // Every event passes here: secrets out (a message.delta may hold back the start of one until the
+  // rest arrives), and what a delta held back goes out before the complete message or the result.
+  const emit = (draft: EventDraft) => {
+    if (draft.type === "message.delta") {
+      const text = redactor.piece(draft.part_id ?? "", draft.text);
+      if (text !== "") emitter.emit(redactor.event({ ...draft, text }));
+      return;
+    }
+    if (draft.type === "message" || draft.type === "result")
+      for (const [part, text] of redactor.flush())
+        emitter.emit({ type: "message.delta", text, part_id: part === "" ? null : part } as EventDraft);
+    emitter.emit(redactor.event(draft));
+  };
   const normalizer: Normalizer = new Normalizer(options, (draft) =>
-    emitter.emit(options.includeRaw && raw !== null ? ({ ...draft, raw } as EventDraft) : draft),
+    emit(options.includeRaw && raw !== null ? ({ ...draft, raw } as EventDraft) : draft),
   );
   const emitter = new Emitter(
     (event) => {
@@ -72,7 +89,7 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
       }
     },
     started: (fields) =>
-      emitter.emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
+      emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
     finish(end, meta) {
       let internalError = end.internalError;
       try {
@@ -86,9 +103,7 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
         options.labels ?? API_LABELS,
         options.failOn,
       );
-      emitter.emit(
-        buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }),
-      );
+      emit(buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }));
       return result!;
     },
   };

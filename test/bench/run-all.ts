@@ -528,7 +528,15 @@ async function sandboxBench(): Promise<void> {
   const turn = (sandboxed: boolean) =>
     measure(
       process.execPath,
-      [BIN, "-q", "--auto", ...(sandboxed ? ["--sandbox", "workspace-write"] : []), "--dir", home.workspace, "scenario:tool x"],
+      [
+        BIN,
+        "-q",
+        "--auto",
+        ...(sandboxed ? ["--sandbox", "workspace-write"] : []),
+        "--dir",
+        home.workspace,
+        "scenario:tool x",
+      ],
       { env },
     );
   await turn(false);

@@ -204,13 +204,19 @@ describe.skipIf(skip)("a sandboxed turn that is stopped leaves nothing behind", 
 });
 
 describe("the same attacks without a sandbox succeed (what the sandbox is for)", () => {
-  it("writes land outside, the secrets reach the model, the canary is reached", async () => {
+  it("writes land outside, the secrets reach the model, the canary is reached; what oc-exec writes is still redacted", async () => {
     const t = await escapeTurn([]);
     try {
       expect(t.run.code).toBe(0);
       expect(t.output).toContain("write ../escape.txt: done");
       for (const path of outside(t.workspace)) expect(existsSync(path), path).toBe(true);
       for (const value of t.secrets) expect(t.model).toContain(value);
+      // What oc-exec writes still holds none of them: the tokens by value (their variables'
+      // names say they are secret), the key and the AWS secret by shape.
+      expect(t.output).toContain("tokens: GITHUB_TOKEN=[REDACTED] NPM_TOKEN=[REDACTED]");
+      expect(t.output).toContain("ssh key: [REDACTED PRIVATE KEY]");
+      expect(t.output).toContain("aws_secret_access_key = [REDACTED]");
+      for (const value of t.secrets) expect(t.run.stdout + t.run.stderr).not.toContain(value);
       expect(hits.requests.sort()).toEqual(["/curl", "/dns", "/tcp"]);
       expect(t.run.events[0]).not.toHaveProperty("sandbox");
       expect(t.run.result).not.toHaveProperty("sandbox");

@@ -1,0 +1,101 @@
+// No secret leaves in what oc-exec writes. A Redactor is made once per run from the environment:
+// the values of variables whose names say they are secret (GITHUB_TOKEN, NPM_TOKEN, MY_API_KEY,
+// AWS_SECRET_ACCESS_KEY, a server's password…) and of the variables the caller names, replaced
+// wherever they appear, on top of the known token shapes (redact.ts). It is applied to every event
+// (tool output included), the last-message file, opencode's stderr lines and the raw recordings.
+import { redact } from "./redact.js";
+
+/** What a variable's name must contain for its value to be a secret. */
+const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL/i;
+/** Shorter values would match ordinary text ("true", a port number) and say nothing secret. */
+const MIN_SECRET_LENGTH = 8;
+export const REDACTED = "[REDACTED]";
+
+/** The values to redact: secret-named variables and the named ones, longest first (so a value that contains another goes whole). */
+export function secretValues(env: NodeJS.ProcessEnv, named: readonly string[] = []): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value.length < MIN_SECRET_LENGTH) continue;
+    if (SECRET_NAME.test(name) || named.includes(name)) values.add(value);
+  }
+  // A value with characters JSON escapes also appears escaped inside a raw opencode line.
+  for (const value of [...values]) {
+    const escaped = JSON.stringify(value).slice(1, -1);
+    if (escaped !== value) values.add(escaped);
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+export type Redactor = {
+  /** A text with every secret value and known token shape replaced. */
+  text(text: string): string;
+  /** An event (or any JSON-like value) with every string in it redacted; drafts are fresh, so in place. */
+  event<T>(value: T): T;
+  /**
+   * The next piece of a text written in pieces (message.delta): what can be shown now, holding back
+   * an end that could be the start of a secret, so a secret split across pieces is still caught.
+   */
+  piece(key: string, text: string): string;
+  /** What is held back for each key, released (redacted) and forgotten. */
+  flush(): [string, string][];
+  /** One more secret, learnt during the run (a server's password). */
+  add(value: string): void;
+};
+
+export function makeRedactor(initial: readonly string[]): Redactor {
+  const values = [...initial];
+  const byValue = (text: string): string => {
+    let out = text;
+    for (const value of values) if (out.includes(value)) out = out.split(value).join(REDACTED);
+    return out;
+  };
+  const text = (s: string) => redact(byValue(s));
+  const walk = (value: unknown, depth: number): unknown => {
+    if (typeof value === "string") return text(value);
+    if (depth > 30 || value === null || typeof value !== "object") return value;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) value[i] = walk(value[i], depth + 1);
+      return value;
+    }
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) record[key] = walk(record[key], depth + 1);
+    return value;
+  };
+  const pending = new Map<string, string>();
+  return {
+    text,
+    event: (value) => walk(value, 0) as typeof value,
+    piece(key, piece) {
+      // Whole secrets first, so what is held back never cuts through one.
+      const whole = byValue((pending.get(key) ?? "") + piece);
+      const keep = heldBack(whole, values);
+      pending.set(key, whole.slice(whole.length - keep));
+      return redact(whole.slice(0, whole.length - keep));
+    },
+    add(value) {
+      if (value.length < MIN_SECRET_LENGTH || values.includes(value)) return;
+      values.push(value);
+      values.sort((a, b) => b.length - a.length);
+    },
+    flush() {
+      const out = [...pending]
+        .filter(([, rest]) => rest !== "")
+        .map(([key, rest]) => [key, text(rest)] as [string, string]);
+      pending.clear();
+      return out;
+    },
+  };
+}
+
+/** How many characters at the end of `text` must wait: the longest end that is the start of a secret. */
+function heldBack(text: string, values: readonly string[]): number {
+  let keep = 0;
+  for (const value of values) {
+    for (let n = Math.min(value.length - 1, text.length); n > keep; n--)
+      if (value.startsWith(text.slice(text.length - n))) {
+        keep = n;
+        break;
+      }
+  }
+  return keep;
+}
