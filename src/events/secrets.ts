@@ -26,6 +26,30 @@ export function secretValues(env: NodeJS.ProcessEnv, named: readonly string[] = 
   return [...values].sort((a, b) => b.length - a.length);
 }
 
+/** What oc-exec fills with ids, times, counts and closed-list words: never a secret, not worth a look per event. */
+const PLAIN_KEYS = new Set([
+  "type",
+  "seq",
+  "time",
+  "session_id",
+  "task_id",
+  "turn",
+  "part_id",
+  "call_id",
+  "status",
+  "code",
+  "class",
+  "exit_code",
+  "usage",
+  "cost_usd",
+  "duration_ms",
+  "tokens",
+  "schema_version",
+  "oc_exec_version",
+  "resumed",
+  "ok",
+]);
+
 export type Redactor = {
   /** A text with every secret value and known token shape replaced. */
   text(text: string): string;
@@ -58,7 +82,7 @@ export function makeRedactor(initial: readonly string[]): Redactor {
       return value;
     }
     const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) record[key] = walk(record[key], depth + 1);
+    for (const key in record) if (!PLAIN_KEYS.has(key)) record[key] = walk(record[key], depth + 1);
     return value;
   };
   const pending = new Map<string, string>();
@@ -78,6 +102,7 @@ export function makeRedactor(initial: readonly string[]): Redactor {
       values.sort((a, b) => b.length - a.length);
     },
     flush() {
+      if (pending.size === 0) return [];
       const out = [...pending]
         .filter(([, rest]) => rest !== "")
         .map(([key, rest]) => [key, text(rest)] as [string, string]);

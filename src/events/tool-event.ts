@@ -2,7 +2,7 @@
 // the error text), capped output, duration. Pure.
 
 import type { EventDraft } from "../contract/schema.js";
-import { redact, redactValue } from "./redact.js";
+import { redact } from "./redact.js";
 import { type Json, readNumber, readObject, readString } from "./upstream.js";
 
 const DENIAL_TEXT = [
@@ -131,7 +131,8 @@ export function toolEventOf(
     output = capped.text;
     truncated = capped.truncated;
   }
-  const input = state && "input" in state ? redactValue(state.input) : null;
+  // Redacted with the rest of the event where every event passes (turn/turn-core.ts).
+  const input = state && "input" in state ? state.input : null;
   return {
     state,
     ruleDenial: byRule ? { permission: permissionOf(tool), pattern: patternOf(input) } : null,
