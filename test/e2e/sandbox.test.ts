@@ -181,6 +181,42 @@ describe.skipIf(skip)("the escape rehearsal: watching the sandbox hold on your o
   }, 60_000);
 });
 
+describe.skipIf(skip)("every path of a single turn runs in the sandbox", () => {
+  it("a conversation: each turn in the one sandbox of the run, in one session", async () => {
+    const dir = e2e.workspace();
+    const lines = ['{"prompt": "scenario:bash-write one"}', '{"prompt": "scenario:plain two"}'].join("\n");
+    const run = await e2e.run(["--input-format", "jsonl", "--sandbox", "read-only", "--auto"], {
+      cwd: dir,
+      stdin: `${lines}\n`,
+    });
+    const results = run.events.filter((e) => e.type === "result");
+    expect(results.map((r) => r.type === "result" && [r.turn, r.sandbox?.mode])).toEqual([
+      [1, "read-only"],
+      [2, "read-only"],
+    ]);
+    // The first turn's command could not write the workspace.
+    expect(existsSync(join(dir, "fixed.txt"))).toBe(false);
+    expect(run.events.at(-1)).toMatchObject({ type: "conversation.result", exit_code: 0 });
+  }, 90_000);
+
+  it("the library: runTurn({ sandbox }) runs sandboxed and ends with result.sandbox", async () => {
+    const { runTurn } = await import("../../dist/index.js");
+    const dir = e2e.workspace();
+    const events: OcEvent[] = [];
+    for await (const event of runTurn({
+      prompt: "scenario:bash-write lib",
+      dir,
+      env: e2e.home.env,
+      sandbox: "read-only",
+      auto: true,
+    }))
+      events.push(event as OcEvent);
+    const result = events.at(-1);
+    expect(result).toMatchObject({ type: "result", class: "success", sandbox: { mode: "read-only" } });
+    expect(existsSync(join(dir, "fixed.txt"))).toBe(false);
+  }, 60_000);
+});
+
 describe.skipIf(skip)("a sandboxed turn that is stopped leaves nothing behind", () => {
   it("--timeout ends opencode, its tools and the sandbox's helpers: exit 124, no process left with the run's HOME", async () => {
     const dir = e2e.workspace();
