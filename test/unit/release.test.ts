@@ -2,7 +2,7 @@
 // from a tag after the same CI as every commit, its tag check runs as written, and the README's links
 // into docs/ resolve inside the published package (they are relative: the docs ship with it).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -56,6 +56,13 @@ describe("docs/github-actions-release.yml", () => {
     const pending = checkTag("v1.4.0", ["brave-owls-dance.md"]);
     expect(pending.status).toBe(1);
     expect(pending.stdout).toContain("::error::unreleased changesets remain in .changeset/");
+  });
+
+  it("every pending changeset has the front matter changesets reads (a formatter must not touch them)", () => {
+    const dir = join(root, ".changeset");
+    const pending = readdirSync(dir).filter((f) => f.endsWith(".md") && f !== "README.md");
+    for (const file of pending)
+      expect(readFileSync(join(dir, file), "utf8"), file).toMatch(/^---\n"oc-exec": (major|minor|patch)\n---\n\n\S/);
   });
 
   it("the changesets config and scripts are there, and the CHANGELOG is theirs to write", () => {
