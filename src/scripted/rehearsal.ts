@@ -82,8 +82,10 @@ export function rehearsedOptions<O extends RehearsableOptions>(options: O, rehea
     ...options,
     dir: rehearsal.dir,
     model: rehearsal.model,
+    // A throwaway HOME has no session to resume or fork.
     session: undefined,
     continue: undefined,
+    fork: undefined,
     export: false,
     idleTimeoutMs: options.idleTimeoutMs ?? rehearsal.defaults?.idleTimeoutMs,
     maxSteps: options.maxSteps ?? rehearsal.defaults?.maxSteps,
@@ -95,6 +97,7 @@ type RehearsableOptions = {
   model?: string;
   session?: string;
   continue?: boolean;
+  fork?: boolean;
   export?: boolean;
   idleTimeoutMs?: number;
   maxSteps?: number;

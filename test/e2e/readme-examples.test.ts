@@ -108,12 +108,12 @@ describe("the README's warm-server script, as written, with the real opencode", 
 });
 
 describe("the README's batch and conversation examples, as written, with the real opencode", () => {
-  const runExample = (name: string, cwd: string) => {
+  const runExample = (name: string, cwd: string, shell = ["-euo", "pipefail"]) => {
     const bin = mkdtempSync(join(e2e.home.root, "bin-"));
     writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(bin, "oc-exec"), 0o755);
     return new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn("bash", ["-euo", "pipefail", "-c", example(name)], {
+      const child = spawn("bash", [...shell, "-c", example(name)], {
         cwd,
         env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
         stdio: ["ignore", "pipe", "ignore"],
@@ -139,12 +139,17 @@ describe("the README's batch and conversation examples, as written, with the rea
     expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
   }, 120_000);
 
-  it("conversation: two turns, one session", async () => {
-    const cwd = mkdtempSync(join(e2e.home.root, "conv-"));
-    const run = await runExample("conversation", cwd);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toBe("turn 1: success\nturn 2: success\nconversation exit 0\n");
-    const events = checkStream(readFileSync(join(cwd, "conversation.jsonl"), "utf8"));
-    expect(events.at(-1)).toMatchObject({ type: "conversation.result", ok: true, exit_code: 0 });
-  }, 120_000);
+  // Its pipeline is the one place the two shells of GitHub Actions can differ: both run it.
+  it.each([[["-euo", "pipefail"]], [["-e"]]])(
+    "conversation under bash %j: two turns, one session",
+    async (shell) => {
+      const cwd = mkdtempSync(join(e2e.home.root, "conv-"));
+      const run = await runExample("conversation", cwd, shell);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe("turn 1: success\nturn 2: success\nconversation exit 0\n");
+      const events = checkStream(readFileSync(join(cwd, "conversation.jsonl"), "utf8"));
+      expect(events.at(-1)).toMatchObject({ type: "conversation.result", ok: true, exit_code: 0 });
+    },
+    120_000,
+  );
 });
