@@ -152,5 +152,8 @@ export function sandboxEnv(
       out[name] = value;
   }
   out.TMPDIR = keep.tmp;
+  // models.dev is not an allowed host: opencode uses the model list it ships with, instead of a
+  // refused fetch (and a sandbox_refused warning) at every start.
+  out.OPENCODE_DISABLE_MODELS_FETCH ??= "true";
   return out;
 }

@@ -145,6 +145,7 @@ describe("the environment inside the sandbox", () => {
       ANTHROPIC_API_KEY: "sk-ant-x",
       MY_BUILD_FLAG: "1",
       TMPDIR: "/tmp/s",
+      OPENCODE_DISABLE_MODELS_FETCH: "true",
     });
   });
 
