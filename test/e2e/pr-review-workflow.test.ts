@@ -10,6 +10,7 @@ import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { BIN } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
+import { workflowStep } from "../support/workflow-step.js";
 
 const e2e = useE2E();
 const workflow = readFileSync(new URL("../../docs/github-actions-pr-review.yml", import.meta.url), "utf8");
@@ -17,13 +18,7 @@ const unavailable = await sandboxUnavailable(process.env);
 const skip = unavailable !== null && !process.env.CI;
 if (skip) console.warn(`\n*** SKIPPED: the PR review workflow's run (needs the sandbox): ${unavailable} ***\n`);
 
-function step(name: string): string {
-  const block = new RegExp(`# oc-exec: ${name}\\n\\s*run: \\|\\n([\\s\\S]*?)\\n\\s*# oc-exec: end`).exec(workflow);
-  if (!block) throw new Error(`the workflow has no step ${name}`);
-  const lines = block[1]!.split("\n");
-  const indent = /^\s*/.exec(lines[0]!)![0].length;
-  return lines.map((l) => l.slice(indent)).join("\n");
-}
+const step = (name: string) => workflowStep(workflow, name);
 
 describe("docs/github-actions-pr-review.yml", () => {
   it("runs the pull request's code only in the sandbox: base-branch workflow, no persisted token, the key in one step", () => {

@@ -12,20 +12,14 @@ import { useE2E } from "../support/e2e.js";
 import { BIN } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { readRecords } from "../support/warm-server.js";
+import { workflowStep } from "../support/workflow-step.js";
 
 const e2e = useE2E();
 /** The matrix value the shard step reads, as GitHub Actions writes it. */
 const MATRIX_SHARD = ["$", "{{ matrix.shard }}"].join("");
 const workflow = readFileSync(new URL("../../docs/github-actions-batch.yml", import.meta.url), "utf8");
 
-/** The `run: |` script between `# oc-exec: NAME` and `# oc-exec: end`, dedented. */
-function step(name: string): string {
-  const block = new RegExp(`# oc-exec: ${name}\\n\\s*run: \\|\\n([\\s\\S]*?)\\n\\s*# oc-exec: end`).exec(workflow);
-  if (!block) throw new Error(`the workflow has no step ${name}`);
-  const lines = block[1]!.split("\n");
-  const indent = /^\s*/.exec(lines[0]!)![0].length;
-  return lines.map((l) => l.slice(indent)).join("\n");
-}
+const step = (name: string) => workflowStep(workflow, name);
 
 function bash(script: string, cwd: string, env: Record<string, string>): Promise<number | null> {
   return new Promise((resolve) => {

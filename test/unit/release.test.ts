@@ -6,18 +6,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { workflowStep } from "../support/workflow-step.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const workflow = readFileSync(join(root, "docs/github-actions-release.yml"), "utf8");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; files: string[] };
 
-function step(name: string): string {
-  const block = new RegExp(`# oc-exec: ${name}\\n\\s*run: \\|\\n([\\s\\S]*?)\\n\\s*# oc-exec: end`).exec(workflow);
-  if (!block) throw new Error(`the release workflow has no step ${name}`);
-  const lines = block[1]!.split("\n");
-  const indent = /^\s*/.exec(lines[0]!)![0].length;
-  return lines.map((l) => l.slice(indent)).join("\n");
-}
+const step = (name: string) => workflowStep(workflow, name);
 
 const dirs: string[] = [];
 afterAll(() => {
