@@ -114,8 +114,20 @@ export async function openSandbox(
       info: { mode: spec.mode, writable: config.filesystem.allowWrite, allowed_hosts: config.network.allowedDomains },
       async wrap(command, id) {
         // The library points the sandbox at its proxy but exempts loopback; a provider on loopback
-        // must go through the proxy too (the namespace has its own, empty loopback).
-        const inner = ["exec", "env", "-u", "NO_PROXY", "-u", "no_proxy", command.file, ...command.args]
+        // must go through the proxy too (the namespace has its own, empty loopback). It also sets
+        // TMPDIR to its shared /tmp/claude; the turn gets its private one, removed at close (opencode
+        // leaves a 5.5 MB library in TMPDIR at every start).
+        const inner = [
+          "exec",
+          "env",
+          "-u",
+          "NO_PROXY",
+          "-u",
+          "no_proxy",
+          `TMPDIR=${tmp}`,
+          command.file,
+          ...command.args,
+        ]
           .map(quote)
           .join(" ");
         const wrapped = await withPath(context.env, () =>

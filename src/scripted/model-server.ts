@@ -231,6 +231,8 @@ function escapeScript(prompt: string): string {
     'echo "tokens: GITHUB_TOKEN=${GITHUB_TOKEN:-unset} NPM_TOKEN=${NPM_TOKEN:-unset}"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'echo "server password: ${OPENCODE_SERVER_PASSWORD:-unset}"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
+    'echo "tmpdir: ${TMPDIR:-unset}"',
     attempt(`curl ${host}:${port}`, `curl -sf -m 5 http://${host}:${port}/curl`),
     attempt(
       `tcp ${host}:${port}`,

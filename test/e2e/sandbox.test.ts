@@ -114,6 +114,10 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.output).toContain(`tcp 127.0.0.1:${canaryPort}: refused`);
     expect(t.output).toContain(`dns canary.localhost:${canaryPort}: refused`);
     expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
+    // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
+    const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-\w+)$/m.exec(t.output)?.[1];
+    expect(tmp).toBeDefined();
+    expect(existsSync(tmp!)).toBe(false);
     for (const path of outside(t.workspace)) expect(existsSync(path), path).toBe(false);
     expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
     // The planted secrets and the secret variables reach neither stdout, stderr, the model, nor a file.
