@@ -230,7 +230,7 @@ function escapeScript(prompt: string): string {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'echo "tokens: GITHUB_TOKEN=${GITHUB_TOKEN:-unset} NPM_TOKEN=${NPM_TOKEN:-unset}"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'echo "server password: ${OPENCODE_SERVER_PASSWORD:-unset}"',
+    'echo "server password is ${OPENCODE_SERVER_PASSWORD:-unset}"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'echo "tmpdir: ${TMPDIR:-unset}"',
     attempt(`curl ${host}:${port}`, `curl -sf -m 5 http://${host}:${port}/curl`),

@@ -43,7 +43,7 @@ describe("secrets out of everything oc-exec writes", () => {
     rmSync(`/tmp/oc-exec-escape-${basename(dirname(dir))}-${basename(dir)}.txt`, { force: true });
     expect(run.code).toBe(0);
     const tool = run.events.find((e) => e.type === "tool");
-    expect(tool?.type === "tool" && tool.output).toContain("server password: [REDACTED]");
+    expect(tool?.type === "tool" && tool.output).toContain("server password is [REDACTED]");
     expect(run.stdout).not.toContain(password);
     const started = await e2e.runRaw(["server", "start", "--idle-timeout", "30s"], {
       extraEnv: { GITHUB_ACTIONS: "true" },

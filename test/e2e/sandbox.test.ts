@@ -58,8 +58,9 @@ function plant() {
   writeFileSync(join(home, ".aws", "credentials"), `[default]\naws_secret_access_key = ${aws}\n`);
   rmSync(join(home, ".bashrc"), { force: true });
   const workspace = e2e.workspace();
-  const tokens = { GITHUB_TOKEN: secret(), NPM_TOKEN: secret() };
-  return { workspace, secrets: [ssh, aws, tokens.GITHUB_TOKEN, tokens.NPM_TOKEN], tokens };
+  // A server password in oc-exec's environment is opencode's own secret: never passed to the tools.
+  const tokens = { GITHUB_TOKEN: secret(), NPM_TOKEN: secret(), OPENCODE_SERVER_PASSWORD: secret() };
+  return { workspace, secrets: [ssh, aws, ...Object.values(tokens)], tokens };
 }
 
 const outside = (workspace: string) => [
@@ -114,6 +115,7 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.output).toContain(`tcp 127.0.0.1:${canaryPort}: refused`);
     expect(t.output).toContain(`dns canary.localhost:${canaryPort}: refused`);
     expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
+    expect(t.output).toContain("server password is unset");
     // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
     const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-\w+)$/m.exec(t.output)?.[1];
     expect(tmp).toBeDefined();
@@ -254,6 +256,7 @@ describe("the same attacks without a sandbox succeed (what the sandbox is for)",
       // What oc-exec writes still holds none of them: the tokens by value (their variables'
       // names say they are secret), the key and the AWS secret by shape.
       expect(t.output).toContain("tokens: GITHUB_TOKEN=[REDACTED] NPM_TOKEN=[REDACTED]");
+      expect(t.output).toContain("server password is [REDACTED]");
       expect(t.output).toContain("ssh key: [REDACTED PRIVATE KEY]");
       expect(t.output).toContain("aws_secret_access_key = [REDACTED]");
       for (const value of t.secrets) expect(t.run.stdout + t.run.stderr).not.toContain(value);
