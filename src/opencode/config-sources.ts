@@ -4,6 +4,7 @@
 // their own key) and the sandbox (which hosts the turn's models live on).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { xdgHome } from "../xdg.js";
 
 export type OpencodeProviderConfig = { options?: { apiKey?: unknown; baseURL?: unknown } };
 export type OpencodeConfig = {
@@ -16,7 +17,7 @@ export type OpencodeConfig = {
 export type ConfigSource = { source: string; config: OpencodeConfig };
 
 export function opencodeConfigDir(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_CONFIG_HOME || join(env.HOME ?? "", ".config"), "opencode");
+  return join(xdgHome(env, "config"), "opencode");
 }
 
 /** Each source that exists and parses, lowest precedence first; one that does not is skipped. */

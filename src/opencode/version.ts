@@ -2,8 +2,8 @@
 // over a second (a large binary starting up), so answers are cached per path, size and mtime;
 // the bundled dependency's version is read from its package.json for free.
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { xdgHome } from "../xdg.js";
 import { ALL_FEATURES, type Features, knownFeatures, majorOf, parseRunHelp, V2_FEATURES } from "./features.js";
 import type { Located } from "./locate.js";
 import { runSideCommand } from "./side-command.js";
@@ -13,8 +13,7 @@ type CacheEntry = { size: number; mtimeMs: number; version: string | null; featu
 type Cache = Record<string, CacheEntry>;
 
 function versionCacheFile(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
-  return join(base, "oc-exec", "opencode-versions.json");
+  return join(xdgHome(env, "cache"), "oc-exec", "opencode-versions.json");
 }
 
 function readCache(file: string): Cache {

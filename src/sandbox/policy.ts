@@ -6,8 +6,11 @@
 // the workspace and --writable paths in workspace-write. opencode's configuration stays read-only,
 // in the workspace too, so what the agent writes there cannot run in a later, unsandboxed turn.
 // Network: the allow-list only, through the library's proxy; the namespace has no other way out.
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
+import { registryDir } from "../server/registry.js";
+import { xdgHome } from "../xdg.js";
 
 export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -21,7 +24,7 @@ export type SandboxSpec = {
 };
 
 /** Secret stores under HOME that no sandboxed process may read. */
-export const SECRET_STORES = [
+const SECRET_STORES = [
   ".ssh",
   ".aws",
   ".config/gcloud",
@@ -45,18 +48,12 @@ export const OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json
 export type OpencodeDirs = { config: string; data: string; state: string; cache: string };
 
 export function opencodeDirs(env: NodeJS.ProcessEnv): OpencodeDirs {
-  const home = env.HOME ?? "";
   return {
     config: opencodeConfigDir(env),
-    data: join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode"),
-    state: join(env.XDG_STATE_HOME || join(home, ".local", "state"), "opencode"),
-    cache: join(env.XDG_CACHE_HOME || join(home, ".cache"), "opencode"),
+    data: join(xdgHome(env, "data"), "opencode"),
+    state: join(xdgHome(env, "state"), "opencode"),
+    cache: join(xdgHome(env, "cache"), "opencode"),
   };
-}
-
-/** oc-exec's own server records (URLs and passwords of managed servers). */
-function serverRecordsDir(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_STATE_HOME || join(env.HOME ?? "", ".local", "state"), "oc-exec");
 }
 
 export type SandboxLayout = {
@@ -73,13 +70,14 @@ export type SandboxLayout = {
 /** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
 export function runtimeConfig(layout: SandboxLayout) {
   const { spec, workspace, env, tmp } = layout;
-  const home = env.HOME ?? "";
+  const home = env.HOME || homedir();
   const dirs = opencodeDirs(env);
   const workspaceWrite = spec.mode === "workspace-write";
   return {
     network: { allowedDomains: [...new Set([...layout.hosts, ...spec.allowHosts])], deniedDomains: [] },
     filesystem: {
-      denyRead: [...SECRET_STORES.map((p) => join(home, p)), serverRecordsDir(env)],
+      // oc-exec's own state, where its server records keep the URLs and passwords of its servers.
+      denyRead: [...SECRET_STORES.map((p) => join(home, p)), dirname(registryDir(env))],
       allowWrite: [
         tmp,
         dirs.data,

@@ -68,7 +68,7 @@ async function withPath<T>(env: NodeJS.ProcessEnv, f: () => T | Promise<T>): Pro
 }
 
 /** Only one sandbox at a time per process: the library's manager is global. */
-let active: Promise<unknown> | null = null;
+let active = false;
 
 export async function openSandbox(
   spec: SandboxSpec,
@@ -83,9 +83,10 @@ export async function openSandbox(
   if (needs.problems.length > 0 && spec.allowHosts.length === 0)
     return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
   if (active) return { problem: { name: "SandboxBusy", message: "another sandbox is open in this process" } };
+  // Taken before the first await, so two runs starting at once cannot both set the library up.
+  active = true;
   const { SandboxManager } = (await import("@anthropic-ai/sandbox-runtime")) as Library;
   const tmp = mkdtempSync(join(tmpdir(), "oc-exec-sandbox-"));
-  prepareOpencodeDirs(context.env, context.workspace);
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -95,11 +96,10 @@ export async function openSandbox(
     exists: existsSync,
   });
   try {
-    const init = withPath(context.env, () => SandboxManager.initialize(config));
-    active = init;
-    await init;
+    prepareOpencodeDirs(context.env, context.workspace);
+    await withPath(context.env, () => SandboxManager.initialize(config));
   } catch (error) {
-    active = null;
+    active = false;
     rmSync(tmp, { recursive: true, force: true });
     return {
       problem: {
@@ -152,7 +152,7 @@ export async function openSandbox(
           SandboxManager.cleanupAfterCommand();
           await SandboxManager.reset();
         } finally {
-          active = null;
+          active = false;
           rmSync(tmp, { recursive: true, force: true });
         }
       },

@@ -3,8 +3,8 @@
 // only: each holds the server's generated password, so that `--attach URL` finds it without the
 // script handling secrets. A file is written when its server is up and removed when it stops.
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
+import { xdgHome } from "../xdg.js";
 
 export type ManagedServer = {
   id: string;
@@ -22,8 +22,7 @@ export type ManagedServer = {
 };
 
 export function registryDir(env: NodeJS.ProcessEnv): string {
-  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
-  return join(state, "oc-exec", "servers");
+  return join(xdgHome(env, "state"), "oc-exec", "servers");
 }
 
 export function writeServer(env: NodeJS.ProcessEnv, server: ManagedServer): void {
