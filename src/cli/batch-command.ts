@@ -23,12 +23,14 @@ import { readEnvironment } from "../environment.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
+import type { RunTurnOptions } from "../options/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
+import type { SandboxSpec } from "../sandbox/policy.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
@@ -55,6 +57,10 @@ export type BatchFlags = {
   shard?: string;
   opencode?: string;
   quiet?: boolean;
+  sandbox?: string;
+  writable?: string[];
+  allowHost?: string[];
+  passEnv?: string[];
 };
 
 /**
@@ -155,15 +161,14 @@ async function runBatchCommand(
     maxTokens: count(flags.taskMaxTokens, "--task-max-tokens"),
     maxCostUsd: amount(flags.taskMaxCostUsd, "--task-max-cost-usd"),
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
+    // One sandbox for the batch: its server's, which every task's tools run in.
+    sandbox: flags.sandbox as RunTurnOptions["sandbox"],
+    writable: flags.writable,
+    allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
+    passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
   const checked = resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
-  // Fails closed: a batch runs on a server, which oc-exec cannot put in a sandbox yet.
-  if (checked.sandbox)
-    throw new ConfigError(
-      `OC_EXEC_SANDBOX=${checked.sandbox.mode}, but a batch runs its tasks on an opencode server, which oc-exec cannot sandbox yet: run each task as a sandboxed single turn (oc-exec --sandbox ${checked.sandbox.mode} …), or unset OC_EXEC_SANDBOX for the batch; nothing was run`,
-      "UsageError",
-    );
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,
@@ -181,7 +186,7 @@ async function runBatchCommand(
   if (planned.run.length > 0) {
     if (!flags.attach) {
       try {
-        server = await startBatchServer(flags, defaults.dir, io);
+        server = await startBatchServer(flags, defaults.dir, io, checked.sandbox);
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
@@ -195,10 +200,12 @@ async function runBatchCommand(
       env: io.env,
       labels: FLAG_LABELS,
     });
-    if (backend.problem) {
+    // A server that cannot give the batch's sandbox (--attach) runs none of its tasks.
+    const problem = backend.problem ?? backend.check(checked).problem;
+    if (problem) {
       if (server) await stopServer(io.env, server);
       return notRun(
-        [`${backend.problem.name}: ${backend.problem.message}`],
+        [`${problem.name}: ${problem.message}`],
         `the batch cannot use its server (${flags.attach ?? "the one it started"}); nothing was run`,
       );
     }
@@ -239,7 +246,12 @@ async function runBatchCommand(
 }
 
 /** The batch's own warm server. It stops it itself; the idle time only guards against a batch that died. */
-async function startBatchServer(flags: BatchFlags, dir: string, io: CliIo): Promise<ManagedServer> {
+async function startBatchServer(
+  flags: BatchFlags,
+  dir: string,
+  io: CliIo,
+  sandbox: SandboxSpec | null,
+): Promise<ManagedServer> {
   const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
   if (!located.ok) throw new ConfigError(located.message);
   const detected = await detectOpencode(located.binary, io.env);
@@ -252,6 +264,8 @@ async function startBatchServer(flags: BatchFlags, dir: string, io: CliIo): Prom
     env: io.env,
     self: [process.execPath, process.argv[1]!],
     startTimeoutMs: 60_000,
+    sandbox,
+    model: flags.model ?? null,
   });
 }
 

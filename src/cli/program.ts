@@ -127,23 +127,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       `rehearse a pipeline offline: the real opencode against oc-exec's scripted model in a throwaway HOME, playing ${Object.keys(REHEARSALS).join(", ")} (env OC_EXEC_REHEARSE)`,
     );
   program.optionsGroup("Sandbox (for untrusted input; Linux: bubblewrap, socat, ripgrep):");
-  program
-    .option(
-      "--sandbox <mode>",
-      "run opencode and every tool it starts in a sandbox: read-only, workspace-write, or off (default: $OC_EXEC_SANDBOX, else off): no secret stores, network only to the model's provider",
-    )
-    .option("--full-auto", "the safe way to run unattended: --sandbox workspace-write --auto")
-    .option("--writable <path>", "with --sandbox workspace-write: another path it may write (repeatable)", collect)
-    .option(
-      "--allow-host <host[:port]>",
-      "with --sandbox: another host it may reach, e.g. registry.npmjs.org (repeatable)",
-      collect,
-    )
-    .option(
-      "--pass-env <name>",
-      "with --sandbox: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
-      collect,
-    );
+  sandboxOptions(program).option("--full-auto", "the safe way to run unattended: --sandbox workspace-write --auto");
   program.optionsGroup("Warm server:");
   program
     .option(
@@ -231,7 +215,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--opencode <path>", "the opencode binary to check")
     .option("--probe", "also send one minimal real request to the model (costs a few tokens) and time it")
     .action(actions.doctor);
-  program
+  const batch = program
     .command("batch")
     .description(
       "run every task of a JSONL file (one {id, prompt, ...} per line) as its own session on one warm server: one event stream, every event marked with task_id, one batch.result last",
@@ -253,7 +237,8 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--task-timeout <duration>", "each task's timeout (a task's timeout wins)")
     .option("--resume <file>", "an earlier batch's output: tasks that succeeded there are skipped")
     .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
-    .option("--opencode <path>", "opencode binary for the batch's server")
+    .option("--opencode <path>", "opencode binary for the batch's server");
+  sandboxOptions(batch, "the batch's server and every task's tools")
     .option("-q, --quiet", "no progress on stderr")
     .action((file: string, flags: Record<string, unknown>) => actions.batch(file, flags));
   program
@@ -267,7 +252,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
   const server = program
     .command("server")
     .description("warm opencode servers for --attach: start one in the background, list them, stop them");
-  server
+  const start = server
     .command("start")
     .description("start an opencode server in the background and print its URL on stdout: url=$(oc-exec server start)")
     .option("--dir <path>", "the server's workspace (default: the current directory; turns may use others)")
@@ -277,7 +262,10 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     )
     .option("--port <n>", "listen on this port of 127.0.0.1 (default: a free one)")
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)")
-    .action((flags: Record<string, unknown>) => actions.server("start", [], flags));
+    .option("-m, --model <provider/model>", "with --sandbox: the model whose provider the sandbox lets through");
+  sandboxOptions(start, "the server and every tool it starts").action((flags: Record<string, unknown>) =>
+    actions.server("start", [], flags),
+  );
   server
     .command("list")
     .description("print the servers oc-exec started and still runs, one JSON object per line")
@@ -318,4 +306,24 @@ export function renderHelp(): string {
     // exitOverride: commander throws after printing the help
   }
   return text;
+}
+
+/** The sandbox's options, one wording for a turn, a server and a batch (what runs inside differs). */
+function sandboxOptions(command: Command, what = "opencode and every tool it starts"): Command {
+  return command
+    .option(
+      "--sandbox <mode>",
+      `run ${what} in a sandbox: read-only, workspace-write, or off (default: $OC_EXEC_SANDBOX, else off): no secret stores, network only to the model's provider`,
+    )
+    .option("--writable <path>", "with --sandbox workspace-write: another path it may write (repeatable)", collect)
+    .option(
+      "--allow-host <host[:port]>",
+      "with --sandbox: another host it may reach, e.g. registry.npmjs.org (repeatable)",
+      collect,
+    )
+    .option(
+      "--pass-env <name>",
+      "with --sandbox: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
+      collect,
+    );
 }

@@ -8,18 +8,32 @@ import { EXIT_CODES } from "../contract/exit-codes.js";
 import { readEnvironment } from "../environment.js";
 import { notADirectory } from "../fs-checks.js";
 import { locateOpencode } from "../opencode/locate.js";
+import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
+import { resolveSandbox } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
+import type { SandboxSpec } from "../sandbox/policy.js";
 import { displayUrl } from "../server/client.js";
 import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../server/managed.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
-import { SERVER_IDLE_DEFAULT } from "./flags.js";
+import { FLAG_LABELS, SERVER_IDLE_DEFAULT } from "./flags.js";
 import type { CliIo } from "./main.js";
 
 const START_TIMEOUT_MS = 60_000;
 
-type ServerFlags = { dir?: string; idleTimeout?: string; port?: string; opencode?: string; all?: boolean };
+type ServerFlags = {
+  dir?: string;
+  idleTimeout?: string;
+  port?: string;
+  opencode?: string;
+  all?: boolean;
+  model?: string;
+  sandbox?: string;
+  writable?: string[];
+  allowHost?: string[];
+  passEnv?: string[];
+};
 
 export async function serverCommand(
   command: "start" | "list" | "stop" | "supervise",
@@ -57,6 +71,7 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
   const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
   const port = flags.port === undefined ? 0 : parseCount(flags.port, "--port");
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, not ${port}`);
+  const sandbox = resolveServerSandbox(flags, io.env);
   const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
   if (!located.ok) throw new ConfigError(located.message);
   const detected = await detectOpencode(located.binary, io.env);
@@ -70,12 +85,14 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
       env: io.env,
       self: [process.execPath, process.argv[1]!],
       startTimeoutMs: START_TIMEOUT_MS,
+      sandbox,
+      model: flags.model ?? null,
     });
     // Under GitHub Actions, the password this run made is masked in the job's log from now on.
     if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
     writeStdoutText(`${server.url}\n`, io.stdout);
     say(
-      `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+      `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${server.sandbox ? `, in a ${server.sandbox.info.mode} sandbox reaching ${server.sandbox.info.allowed_hosts.join(", ") || "no host"}` : ""}${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
     );
     return EXIT_CODES.success;
   } catch (error) {
@@ -107,4 +124,21 @@ async function stop(urls: string[], flags: ServerFlags, io: CliIo, say: (text: s
   await Promise.all(wanted.map((server) => stopServer(io.env, server)));
   for (const server of wanted) say(`stopped ${server.url} (pid ${server.pid})`);
   return EXIT_CODES.success;
+}
+
+/** The sandbox of a server (or a batch's server), from its flags or OC_EXEC_SANDBOX; --model without one does nothing. */
+function resolveServerSandbox(flags: ServerFlags, env: NodeJS.ProcessEnv): SandboxSpec | null {
+  const sandbox = resolveSandbox(
+    {
+      sandbox: flags.sandbox as SandboxSpec["mode"] | undefined,
+      writable: flags.writable,
+      allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
+      passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+    },
+    env,
+    FLAG_LABELS,
+  );
+  if (!sandbox && flags.model !== undefined)
+    throw new ConfigError("server start --model needs --sandbox: it names the provider the sandbox lets through");
+  return sandbox;
 }

@@ -138,7 +138,9 @@ const RunStartedSchema = event(
       .object(SandboxFields)
       .strict()
       .optional()
-      .describe("The sandbox opencode runs in (--sandbox); absent when it runs without one."),
+      .describe(
+        "The sandbox opencode runs in (--sandbox, or its server's: server start --sandbox); absent when it runs without one.",
+      ),
   },
   "Always the first line, written before opencode is spawned.",
 );
@@ -270,7 +272,9 @@ export const ResultSchema = event(
       })
       .strict()
       .optional()
-      .describe("The sandbox the turn ran in (--sandbox); absent when it ran without one."),
+      .describe(
+        "The sandbox the turn ran in (--sandbox, or its server's: server start --sandbox); absent when it ran without one.",
+      ),
     opencode: z
       .object({
         exit_code: z.number().int().nullable(),

@@ -122,7 +122,7 @@ export function resolveTurnOptions(
     deny: options.deny ?? [],
     auto: options.auto ?? false,
     config: options.config ?? [],
-    sandbox: resolveSandbox(options, env, attach, labels),
+    sandbox: resolveSandbox(options, env, labels),
     redactor: makeRedactor(secretValues(env, options.redactEnv)),
     files: (options.files ?? []).map((f) => resolve(f)),
     thinking: options.thinking ?? false,
@@ -159,12 +159,12 @@ const ENV_NAME = /^[A-Za-z_*][A-Za-z0-9_*]*$/;
 /**
  * The sandbox asked for (the option, else OC_EXEC_SANDBOX), checked: a mode it knows, hosts and
  * names it can use, and no flag that would do nothing (the rule for every flag of another mode).
+ * On a server (attach), the server's sandbox is what counts: its backend checks the two agree.
  */
-function resolveSandbox(
+export function resolveSandbox(
   options: Pick<RunTurnOptions, "sandbox" | "writable" | "allowHosts" | "passEnv">,
   env: NodeJS.ProcessEnv,
-  attach: string | null,
-  labels: OptionLabels,
+  labels: Pick<OptionLabels, "sandbox" | "writable" | "allowHosts" | "passEnv">,
 ): SandboxSpec | null {
   const fromEnv = env.OC_EXEC_SANDBOX?.trim() || undefined;
   const mode = options.sandbox ?? fromEnv ?? "off";
@@ -189,11 +189,6 @@ function resolveSandbox(
   if (mode === "read-only" && writable.length > 0)
     throw new ConfigError(
       `${labels.writable} needs ${labels.sandbox} workspace-write: read-only writes nowhere`,
-      "UsageError",
-    );
-  if (attach !== null)
-    throw new ConfigError(
-      `${named} ${mode} cannot apply to ${labels.attach}: the server runs outside any sandbox oc-exec could set up for this turn, and its tools with it`,
       "UsageError",
     );
   const badHost = allowHosts.find((h) => !HOST_ENTRY.test(h));

@@ -118,6 +118,9 @@ const KEEP_PREFIXES = ["LC_", "XDG_", "OPENCODE_"];
 /** A server's password is never handed to what the agent runs. */
 const NEVER = new Set(["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]);
 
+/** One word for a POSIX shell, whatever it holds. */
+export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
 /** `*` matches any run of characters; the rest is literal. */
 export function envPattern(pattern: string): RegExp {
   return new RegExp(
@@ -154,4 +157,32 @@ export function sandboxEnv(
   // refused fetch (and a sandbox_refused warning) at every start.
   out.OPENCODE_DISABLE_MODELS_FETCH ??= "true";
   return out;
+}
+
+/** A server's sandbox as its record keeps it: the spec it was started with. */
+export type ServerSandbox = { spec: SandboxSpec } | null;
+
+/**
+ * Why a turn that asks for this sandbox cannot run on this server, or null when it can. The
+ * server's sandbox is the one its tools run in, whatever a turn asks: a turn runs on it when it
+ * asks for the same sandbox or a weaker mode (workspace-write on a read-only server), never when
+ * the server's is weaker than asked, differs in what it lets through, or is none at all.
+ */
+export function serverSandboxProblem(asked: SandboxSpec, server: ServerSandbox, url: string): string | null {
+  if (!server)
+    return `--sandbox ${asked.mode} cannot apply to the server at ${url}: it runs without a sandbox oc-exec set up, and its tools with it (start one with oc-exec server start --sandbox ${asked.mode})`;
+  const { spec } = server;
+  if (asked.mode === "read-only" && spec.mode === "workspace-write")
+    return `--sandbox read-only cannot run on the server at ${url}: its sandbox is workspace-write, which lets the tools write the workspace`;
+  const differs = (
+    [
+      // A read-only server writes none of what either names.
+      ["--writable", spec.mode === "read-only" ? [] : asked.writable, spec.writable],
+      ["--allow-host", asked.allowHosts, spec.allowHosts],
+      ["--pass-env", asked.passEnv, spec.passEnv],
+    ] as const
+  ).find(([, a, b]) => [...a].sort().join("\n") !== [...b].sort().join("\n"));
+  if (!differs) return null;
+  const [flag, , theirs] = differs;
+  return `the server at ${url} was started with ${theirs.length > 0 ? theirs.map((v) => `${flag} ${v}`).join(" ") : `no ${flag}`}, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`;
 }

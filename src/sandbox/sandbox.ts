@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
-import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv } from "./policy.js";
+import { withInboundBridge } from "./inbound.js";
+import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
 import { providerNeeds } from "./providers.js";
 
 /** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
@@ -20,10 +21,17 @@ export type Launch = { file: string; args: string[]; env: Record<string, string>
 
 export type Sandbox = {
   info: SandboxInfo;
-  /** The command as it runs inside the sandbox, with the sandbox's environment; id names its refusals. */
-  wrap(command: Launch, id: string): Promise<Launch>;
+  /**
+   * The command as it runs inside the sandbox, with the sandbox's environment; id names its
+   * refusals. With inbound, a server inside listens on that port: `inboundSocket` leads to it.
+   */
+  wrap(command: Launch, id: string, inbound?: { port: number }): Promise<Launch>;
+  /** The unix socket (a host path) that leads to the inbound port of a wrapped server. */
+  inboundSocket: string;
   /** The connections the proxy refused to the command with this id, as host:port, in order. */
   refused(id: string): string[];
+  /** Calls back with the command's refusals (all of them, in order) whenever the proxy refuses one. */
+  onRefused(id: string, listener: (hosts: string[]) => void): () => void;
   close(): Promise<void>;
 };
 
@@ -31,8 +39,6 @@ const INSTALL_HINT =
   "install bubblewrap, socat and ripgrep (Debian/Ubuntu: sudo apt-get install -y bubblewrap socat ripgrep)";
 const USERNS_HINT =
   "user namespaces are refused here: on Ubuntu 24.04 (GitHub's ubuntu-latest) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, run it with --privileged or allow unshare";
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 type Library = typeof import("@anthropic-ai/sandbox-runtime");
 
@@ -109,10 +115,20 @@ export async function openSandbox(
     };
   }
   const store = SandboxManager.getSandboxViolationStore();
+  const refusedTo = (id: string) => {
+    const hosts: string[] = [];
+    for (const v of store.getViolationsForCommand(id)) {
+      const m = /deny network-outbound (\S+)/.exec(v.line);
+      if (m) hosts.push(m[1]!);
+    }
+    return hosts;
+  };
+  const inboundSocket = join(tmp, "server.sock");
   return {
     sandbox: {
       info: { mode: spec.mode, writable: config.filesystem.allowWrite, allowed_hosts: config.network.allowedDomains },
-      async wrap(command, id) {
+      inboundSocket,
+      async wrap(command, id, inbound) {
         // The library points the sandbox at its proxy but exempts loopback; a provider on loopback
         // must go through the proxy too (the namespace has its own, empty loopback). It also sets
         // TMPDIR to its shared /tmp/claude; the turn gets its private one, removed at close (opencode
@@ -128,24 +144,33 @@ export async function openSandbox(
           command.file,
           ...command.args,
         ]
-          .map(quote)
+          .map(shellQuote)
           .join(" ");
         const wrapped = await withPath(context.env, () =>
           SandboxManager.wrapWithSandboxArgv(inner, undefined, undefined, undefined, undefined, { commandId: id }),
         );
+        const argv = [...wrapped.argv];
+        if (inbound) {
+          const bridged = withInboundBridge(argv[argv.length - 1]!, inboundSocket, inbound.port);
+          // Fails closed: a library release whose command has another shape gets no way in.
+          if (bridged === null) throw new Error("the sandbox library's command has an unexpected shape");
+          argv[argv.length - 1] = bridged;
+        }
         return {
-          file: wrapped.argv[0]!,
-          args: wrapped.argv.slice(1),
+          file: argv[0]!,
+          args: argv.slice(1),
           env: sandboxEnv(command.env, { credentialVars: needs.credentialVars, passEnv: spec.passEnv, tmp }),
         };
       },
-      refused(id) {
-        const hosts: string[] = [];
-        for (const v of store.getViolationsForCommand(id)) {
-          const m = /deny network-outbound (\S+)/.exec(v.line);
-          if (m) hosts.push(m[1]!);
-        }
-        return hosts;
+      refused: refusedTo,
+      onRefused(id, listener) {
+        let seen = 0;
+        return store.subscribe(() => {
+          const hosts = refusedTo(id);
+          if (hosts.length === seen) return;
+          seen = hosts.length;
+          listener(hosts);
+        });
       },
       async close() {
         try {

@@ -5,18 +5,23 @@
 // `server stop` signals the supervisor, which stops opencode and every tool process below it.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
+import { readOpencodeConfigs } from "../opencode/config-sources.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import { ConfigError } from "../outcome/errors.js";
+import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
+import type { SandboxSpec } from "../sandbox/policy.js";
+import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { ServerClient, ServerError } from "./client.js";
 import {
   findServer,
   isAlive,
   type ManagedServer,
   readServers,
+  refusedFile,
   registryDir,
   removeServer,
   writeServer,
@@ -32,6 +37,9 @@ export type StartRequest = {
   /** How to run this program again as the supervisor: [node, script]. */
   self: string[];
   startTimeoutMs: number;
+  /** The sandbox the server and every tool it starts run in, or null; model names its provider. */
+  sandbox: SandboxSpec | null;
+  model: string | null;
 };
 
 type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
@@ -83,6 +91,8 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     idleTimeoutMs: request.idleTimeoutMs,
     port: request.port,
     startTimeoutMs: request.startTimeoutMs,
+    sandbox: request.sandbox,
+    model: request.model,
   };
   const [command, ...args] = request.self;
   const child = spawn(command!, [...args, "server", "supervise", id], {
@@ -134,19 +144,19 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   delete serverEnv.OPENCODE_SERVER_USERNAME;
   mkdirSync(registryDir(env), { recursive: true, mode: 0o700 });
   const log = openSync(join(registryDir(env), `${config.id}.log`), "a", 0o600);
-  const opencode = spawn(config.binary, ["serve", "--hostname", "127.0.0.1", "--port", String(config.port)], {
-    cwd: config.dir,
-    env: serverEnv,
-    detached: true,
-    stdio: ["ignore", "pipe", log],
-  });
+  const launched = await launchServe(env, config, serverEnv, log);
   closeSync(log);
+  if ("problem" in launched) {
+    report({ unsupported: launched.problem });
+    return EXIT_CODES.config_error;
+  }
+  const { opencode, sandbox } = launched;
   const pid = opencode.pid;
   let exited = false;
   opencode.once("exit", () => {
     exited = true;
   });
-  const url = await new Promise<string | null>((resolve) => {
+  const listening = await new Promise<string | null>((resolve) => {
     let seen = "";
     const timer = setTimeout(() => resolve(null), config.startTimeoutMs);
     opencode.stdout!.on("data", (chunk: Buffer) => {
@@ -162,8 +172,17 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
       resolve(null);
     });
   });
+  // A sandboxed server listens on the namespace's own loopback: the URL is the host's way in.
+  const forward =
+    listening !== null && sandbox ? await forwardToSocket(sandbox.sandbox.inboundSocket, config.port) : null;
+  const url = forward ? `http://127.0.0.1:${forward.port}` : listening;
+  const release = async () => {
+    forward?.close();
+    await sandbox?.sandbox.close();
+  };
   if (url === null || pid === undefined) {
-    if (pid !== undefined) stopTree(pid, "SIGKILL");
+    if (pid !== undefined) await stopProcessTree(pid);
+    await release();
     report({
       failed: `opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${config.startTimeoutMs} ms`}`,
       timedOut: !exited,
@@ -178,6 +197,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   );
   if (tooOld) {
     await stopProcessTree(pid);
+    await release();
     report({ unsupported: `${tooOld}, or use oc-exec without a server` });
     return EXIT_CODES.config_error;
   }
@@ -192,11 +212,62 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     opencode: { path: config.binary, version: config.version },
     username: "opencode",
     password: config.password,
+    ...(sandbox && config.sandbox ? { sandbox: { spec: config.sandbox, info: sandbox.sandbox.info } } : {}),
   };
   writeServer(env, record);
+  // Turns on the server read the refusals from here: the proxy that names them runs in this process.
+  const unwatch = sandbox?.sandbox.onRefused(sandbox.id, (hosts) =>
+    writeFileSync(refusedFile(env, config.id), hosts.map((h) => `${h}\n`).join(""), { mode: 0o600 }),
+  );
   report({ ready: url });
 
-  return watch(env, config, client, opencode);
+  const status = await watch(env, config, client, opencode);
+  unwatch?.();
+  await release();
+  return status;
+}
+
+/**
+ * Starts `opencode serve` on 127.0.0.1: directly, or inside the sandbox the server asked for, where
+ * it listens on the namespace's loopback and a bridge leads in (sandbox/inbound.ts). The password
+ * goes to opencode itself; the sandbox's environment keeps it from nothing opencode starts (the
+ * tools inherit opencode's environment: docs/sandbox.md).
+ */
+async function launchServe(
+  env: NodeJS.ProcessEnv,
+  config: SuperviseConfig,
+  serverEnv: NodeJS.ProcessEnv,
+  log: number,
+): Promise<
+  { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string } | null } | { problem: string }
+> {
+  const serve = { file: config.binary, args: ["serve", "--hostname", "127.0.0.1", "--port", String(config.port)] };
+  const options = { cwd: config.dir, detached: true, stdio: ["ignore", "pipe", log] as ["ignore", "pipe", number] };
+  if (!config.sandbox)
+    return { opencode: spawn(serve.file, serve.args, { ...options, env: serverEnv }), sandbox: null };
+  const opened = await openSandbox(config.sandbox, {
+    workspace: config.dir,
+    env,
+    model: config.model,
+    configs: readOpencodeConfigs(env, config.dir, env.OPENCODE_CONFIG_CONTENT),
+  });
+  if ("problem" in opened) return { problem: opened.problem.message };
+  const id = newCommandId();
+  const inner = { ...serve, args: ["serve", "--hostname", "127.0.0.1", "--port", String(INNER_PORT)] };
+  let launch: Awaited<ReturnType<Sandbox["wrap"]>>;
+  try {
+    launch = await opened.sandbox.wrap({ ...inner, env: serverEnv as Record<string, string> }, id, {
+      port: INNER_PORT,
+    });
+  } catch (error) {
+    await opened.sandbox.close();
+    return { problem: `--sandbox ${config.sandbox.mode} cannot be set up for a server: ${(error as Error).message}` };
+  }
+  const opencode = spawn(launch.file, launch.args, {
+    ...options,
+    env: { ...launch.env, OPENCODE_SERVER_PASSWORD: config.password },
+  });
+  return { opencode, sandbox: { sandbox: opened.sandbox, id } };
 }
 
 /**

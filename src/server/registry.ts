@@ -4,6 +4,8 @@
 // script handling secrets. A file is written when its server is up and removed when it stops.
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { SandboxSpec } from "../sandbox/policy.js";
+import type { SandboxInfo } from "../sandbox/sandbox.js";
 import { xdgHome } from "../xdg.js";
 
 export type ManagedServer = {
@@ -19,6 +21,8 @@ export type ManagedServer = {
   opencode: { path: string; version: string | null };
   username: string;
   password: string;
+  /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
+  sandbox?: { spec: SandboxSpec; info: SandboxInfo };
 };
 
 export function registryDir(env: NodeJS.ProcessEnv): string {
@@ -35,10 +39,14 @@ export function writeServer(env: NodeJS.ProcessEnv, server: ManagedServer): void
   renameSync(temp, file);
 }
 
-/** Removes a server's record and its log. */
+/** The connections a sandboxed server's proxy refused, one host:port per line, as its supervisor writes them. */
+export function refusedFile(env: NodeJS.ProcessEnv, id: string): string {
+  return join(registryDir(env), `${id}.refused`);
+}
+
+/** Removes a server's record, its log and its refusals. */
 export function removeServer(env: NodeJS.ProcessEnv, id: string): void {
-  rmSync(join(registryDir(env), `${id}.json`), { force: true });
-  rmSync(join(registryDir(env), `${id}.log`), { force: true });
+  for (const ext of ["json", "log", "refused"]) rmSync(join(registryDir(env), `${id}.${ext}`), { force: true });
 }
 
 export function readServers(env: NodeJS.ProcessEnv): ManagedServer[] {

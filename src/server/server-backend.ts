@@ -2,6 +2,7 @@
 // run: the URL is parsed, the credentials found (URL, OPENCODE_SERVER_PASSWORD, or oc-exec's record
 // of a server it started) and the server's health checked once, however many turns follow. Each
 // turn finds or creates its session with the turn's permission rules and sends its prompt.
+import { readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
@@ -9,6 +10,7 @@ import { readEnvironment } from "../environment.js";
 import { titleFor } from "../opencode/invocation.js";
 import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
+import { serverSandboxProblem } from "../sandbox/policy.js";
 import {
   displayUrl,
   type PromptBody,
@@ -17,7 +19,7 @@ import {
   ServerClient,
   ServerError,
 } from "./client.js";
-import { findServer } from "./registry.js";
+import { findServer, type ManagedServer, refusedFile } from "./registry.js";
 import { serverSource } from "./server-source.js";
 
 /** The server API oc-exec was tested against: the releases whose event stream it was recorded from. */
@@ -53,12 +55,24 @@ function parseServerUrl(text: string, label: string): { url: URL; auth: ServerAu
  * Credentials, first found wins: in the URL; OPENCODE_SERVER_PASSWORD (with OPENCODE_SERVER_USERNAME,
  * default "opencode"), opencode's own convention; the password of a server `oc-exec server start` started.
  */
-function serverAuth(url: URL, inUrl: ServerAuth, env: NodeJS.ProcessEnv): ServerAuth {
+function serverAuth(inUrl: ServerAuth, env: NodeJS.ProcessEnv, managed: ManagedServer | null): ServerAuth {
   if (inUrl) return inUrl;
   if (env.OPENCODE_SERVER_PASSWORD)
     return { username: env.OPENCODE_SERVER_USERNAME || "opencode", password: env.OPENCODE_SERVER_PASSWORD };
-  const managed = findServer(env, displayUrl(url));
   return managed ? { username: managed.username, password: managed.password } : null;
+}
+
+/** The proxy's refusals since the turn opened: its server's supervisor writes them (managed.ts). */
+function refusalsSince(file: string): () => string[] {
+  const read = () => {
+    try {
+      return readFileSync(file, "utf8").split("\n").filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  const before = read().length;
+  return () => read().slice(before);
 }
 
 const NO_QUESTIONS: PermissionRule = { permission: "question", pattern: "*", action: "deny" };
@@ -83,7 +97,9 @@ function runOnlyFlags(turn: ResolvedTurn): string[] {
 export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backend> {
   const parsed = parseServerUrl(spec.attach, spec.label);
   if ("name" in parsed) return { opencode: { path: null, version: null, url: spec.attach }, ...unusable(parsed) };
-  const auth = serverAuth(parsed.url, parsed.auth, spec.env);
+  // A server oc-exec started: its password and its sandbox, from its record.
+  const managed = findServer(spec.env, displayUrl(parsed.url));
+  const auth = serverAuth(parsed.auth, spec.env, managed);
   const client = new ServerClient(parsed.url, auth);
   const opencode = { path: null, version: null as string | null, url: displayUrl(parsed.url) };
   try {
@@ -107,9 +123,12 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     opencode,
     removes: [NO_QUESTIONS.permission],
     secrets: auth ? [auth.password] : [],
+    ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),
     problem: null,
     check(turn) {
       const refused = runOnlyFlags(turn);
+      const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
+      if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
       return {
         warnings,
         problem:
@@ -167,7 +186,9 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       if (turn.variant) body.variant = turn.variant;
       const directory = turn.dir;
       const id = sessionId;
+      const refusals = managed?.sandbox ? refusalsSince(refusedFile(spec.env, managed.id)) : null;
       return {
+        ...(refusals ? { refused: refusals } : {}),
         source: serverSource({
           client,
           directory,

@@ -1,7 +1,8 @@
 // Every shell example in the README and docs/ runs as written under GitHub Actions' two shells:
 // `bash -e` (a step with no `shell:`) and `bash -eo pipefail` (`shell: bash`). Each block carries a
-// marker: `<!-- example: NAME -->` (run here, or by readme-examples.test.ts for the four that need a
-// real provider's shape: warm-server, batch, conversation, exit-codes) or `<!-- set-up -->` (the
+// marker: `<!-- example: NAME -->` (run here, or elsewhere for the five that need a real server or a
+// provider's shape: warm-server, batch, conversation, exit-codes in readme-examples.test.ts,
+// sandbox-server in sandbox-server.test.ts) or `<!-- set-up -->` (the
 // project's own set-up, run by CI itself). Every oc-exec call of a block becomes a rehearsal
 // (OC_EXEC_REHEARSE=success: the real opencode against the scripted model), in a git work tree
 // holding the files the examples name.
@@ -35,7 +36,7 @@ function blocks(): Block[] {
 }
 
 /** Run by readme-examples.test.ts, each against the outcome it branches on. */
-const ELSEWHERE = new Set(["warm-server", "batch", "conversation", "exit-codes"]);
+const ELSEWHERE = new Set(["warm-server", "batch", "conversation", "exit-codes", "sandbox-server"]);
 
 describe("every shell block in the README and docs/ says how it is checked", () => {
   it("each has a marker, and example names are unique", () => {

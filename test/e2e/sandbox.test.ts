@@ -3,24 +3,22 @@
 // prints secret variables and reaches a canary server by curl, raw TCP and a DNS name), with --auto
 // so that opencode's own external_directory rule approves and the sandbox is what refuses. Each
 // attack is shown succeeding without the sandbox in the same file.
-import { randomBytes } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { basename, dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
 import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
 import { useE2E } from "../support/e2e.js";
+import {
+  allText,
+  outside,
+  plant,
+  processesWithHome,
+  refusedWarnings,
+  secret,
+  toolOutput,
+  useCanary,
+} from "../support/escape.js";
 
 const e2e = useE2E();
 const unavailable = await sandboxUnavailable(process.env);
@@ -28,72 +26,13 @@ const unavailable = await sandboxUnavailable(process.env);
 const skip = unavailable !== null && !process.env.CI;
 if (skip) console.warn(`\n*** SKIPPED: sandbox tests (test/e2e/sandbox.test.ts): ${unavailable} ***\n`);
 
-/** A canary on loopback that is not the provider: it counts every connection and request. */
-let canary: Server;
-let canaryPort = 0;
-const hits = { connections: 0, requests: [] as string[] };
-beforeAll(async () => {
-  canary = createServer((req, res) => {
-    hits.requests.push(req.url ?? "");
-    res.end("canary");
-  });
-  canary.on("connection", () => hits.connections++);
-  await new Promise<void>((resolve) => canary.listen(0, "127.0.0.1", resolve));
-  canaryPort = (canary.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await new Promise((resolve) => canary.close(resolve));
-});
-
-const secret = () => randomBytes(18).toString("hex");
-
-/** A throwaway HOME's planted secrets and a fresh workspace, and the secret variables of the run. */
-function plant() {
-  const home = e2e.home.root;
-  const ssh = secret();
-  const aws = secret();
-  mkdirSync(join(home, ".ssh"), { recursive: true });
-  writeFileSync(join(home, ".ssh", "id_ed25519"), `-----BEGIN OPENSSH PRIVATE KEY-----\n${ssh}\n`);
-  mkdirSync(join(home, ".aws"), { recursive: true });
-  writeFileSync(join(home, ".aws", "credentials"), `[default]\naws_secret_access_key = ${aws}\n`);
-  rmSync(join(home, ".bashrc"), { force: true });
-  const workspace = e2e.workspace();
-  // A server password in oc-exec's environment is opencode's own secret: never passed to the tools.
-  const tokens = { GITHUB_TOKEN: secret(), NPM_TOKEN: secret(), OPENCODE_SERVER_PASSWORD: secret() };
-  return { workspace, secrets: [ssh, aws, ...Object.values(tokens)], tokens };
-}
-
-const outside = (workspace: string) => [
-  join(dirname(workspace), "escape.txt"),
-  join(e2e.home.root, ".bashrc"),
-  `/tmp/oc-exec-escape-${basename(dirname(workspace))}-${basename(workspace)}.txt`,
-];
-
-/** Every file under a directory, as text (what the turn could have left a secret in). */
-function allText(dir: string): string {
-  let text = "";
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    try {
-      text += readFileSync(join(entry.parentPath, entry.name), "utf8");
-    } catch {
-      // Unreadable: not something the turn wrote for us to find.
-    }
-  }
-  return text;
-}
-
-function toolOutput(events: OcEvent[]): string {
-  const tool = events.find((e) => e.type === "tool");
-  return tool?.type === "tool" ? (tool.output ?? "") : "";
-}
+const hits = useCanary();
 
 async function escapeTurn(args: string[]) {
-  const planted = plant();
+  const planted = plant(e2e);
   const marker = `escape-${secret().slice(0, 8)}`;
-  hits.connections = 0;
-  hits.requests = [];
-  const run = await e2e.run([...args, "--auto", `scenario:escape canary=127.0.0.1:${canaryPort} ${marker}`], {
+  hits.reset();
+  const run = await e2e.run([...args, "--auto", `scenario:escape canary=127.0.0.1:${hits.port} ${marker}`], {
     cwd: planted.workspace,
     extraEnv: planted.tokens,
   });
@@ -111,28 +50,25 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.output).toContain("write ~/.bashrc: refused");
     expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
     expect(t.output).toContain("write inside.txt: done");
-    expect(t.output).toContain(`curl 127.0.0.1:${canaryPort}: refused`);
-    expect(t.output).toContain(`tcp 127.0.0.1:${canaryPort}: refused`);
-    expect(t.output).toContain(`dns canary.localhost:${canaryPort}: refused`);
+    expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
+    expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
+    expect(t.output).toContain(`dns canary.localhost:${hits.port}: refused`);
     expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
     expect(t.output).toContain("server password is unset");
     // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
     const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-\w+)$/m.exec(t.output)?.[1];
     expect(tmp).toBeDefined();
     expect(existsSync(tmp!)).toBe(false);
-    for (const path of outside(t.workspace)) expect(existsSync(path), path).toBe(false);
+    for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
     expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
     // The planted secrets and the secret variables reach neither stdout, stderr, the model, nor a file.
     const everywhere = [t.run.stdout, t.run.stderr, t.model, allText(t.workspace)].join("\n");
     for (const value of t.secrets) expect(everywhere).not.toContain(value);
     expect(hits.connections).toBe(0);
     // The refusals the proxy could name: curl's and the DNS name's; the raw connection cannot be.
-    const refused = t.run.events.flatMap((e) =>
-      e.type === "warning" && e.code === "sandbox_refused" ? [e.message] : [],
-    );
-    expect(refused).toEqual([
-      `the sandbox refused a connection to 127.0.0.1:${canaryPort}: not an allowed host (--allow-host 127.0.0.1:${canaryPort} lets it through)`,
-      `the sandbox refused a connection to canary.localhost:${canaryPort}: not an allowed host (--allow-host canary.localhost:${canaryPort} lets it through)`,
+    expect(refusedWarnings(t.run.events)).toEqual([
+      `the sandbox refused a connection to 127.0.0.1:${hits.port}: not an allowed host (--allow-host 127.0.0.1:${hits.port} lets it through)`,
+      `the sandbox refused a connection to canary.localhost:${hits.port}: not an allowed host (--allow-host canary.localhost:${hits.port} lets it through)`,
     ]);
     const started = t.run.events[0];
     expect(started?.type === "run.started" && started.sandbox).toMatchObject({
@@ -154,11 +90,11 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
   }, 60_000);
 
   it("--allow-host lets a named host through, and only on its port", async () => {
-    const t = await escapeTurn(["--sandbox", "workspace-write", "--allow-host", `127.0.0.1:${canaryPort}`]);
+    const t = await escapeTurn(["--sandbox", "workspace-write", "--allow-host", `127.0.0.1:${hits.port}`]);
     expect(t.run.code).toBe(0);
-    expect(t.output).toContain(`curl 127.0.0.1:${canaryPort}: done`);
+    expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: done`);
     // The raw connection still has no way out of the namespace.
-    expect(t.output).toContain(`tcp 127.0.0.1:${canaryPort}: refused`);
+    expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
     expect(hits.requests).toEqual(["/curl"]);
   }, 60_000);
 });
@@ -175,15 +111,10 @@ describe.skipIf(skip)("the escape rehearsal: watching the sandbox hold on your o
     expect(run.result.sandbox?.refused_connections).toBe(2);
   }, 60_000);
 
-  it("OC_EXEC_SANDBOX reaches a rehearsal too, and a batch (which runs on a server) refuses it: exit 5, nothing run", async () => {
+  it("OC_EXEC_SANDBOX reaches a rehearsal too", async () => {
     const run = await e2e.run(["--rehearse", "escape", "go"], { extraEnv: { OC_EXEC_SANDBOX: "read-only" } });
     expect(run.result.sandbox?.mode).toBe("read-only");
     expect(toolOutput(run.events)).toContain("write inside.txt: refused");
-    const dir = e2e.workspace();
-    writeFileSync(join(dir, "tasks.jsonl"), '{"id":"a","prompt":"scenario:plain x"}\n');
-    const batch = await e2e.runRaw(["batch", "tasks.jsonl"], { cwd: dir, extraEnv: { OC_EXEC_SANDBOX: "read-only" } });
-    expect(batch.code).toBe(5);
-    expect(batch.stderr).toContain("OC_EXEC_SANDBOX=read-only, but a batch runs its tasks on an opencode server");
   }, 60_000);
 });
 
@@ -232,16 +163,7 @@ describe.skipIf(skip)("a sandboxed turn that is stopped leaves nothing behind", 
     expect(run.code).toBe(124);
     expect(run.result.sandbox?.mode).toBe("workspace-write");
     // Every process of the run inherited the throwaway HOME (the sandbox keeps HOME).
-    const left = readdirSync("/proc")
-      .filter((p) => /^\d+$/.test(p))
-      .filter((p) => {
-        try {
-          return readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`HOME=${e2e.home.root}`);
-        } catch {
-          return false;
-        }
-      });
-    expect(left).toEqual([]);
+    expect(processesWithHome(e2e.home.root)).toEqual([]);
   }, 60_000);
 });
 
@@ -251,7 +173,7 @@ describe("the same attacks without a sandbox succeed (what the sandbox is for)",
     try {
       expect(t.run.code).toBe(0);
       expect(t.output).toContain("write ../escape.txt: done");
-      for (const path of outside(t.workspace)) expect(existsSync(path), path).toBe(true);
+      for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(true);
       for (const value of t.secrets) expect(t.model).toContain(value);
       // What oc-exec writes still holds none of them: the tokens by value (their variables'
       // names say they are secret), the key and the AWS secret by shape.
@@ -264,7 +186,7 @@ describe("the same attacks without a sandbox succeed (what the sandbox is for)",
       expect(t.run.events[0]).not.toHaveProperty("sandbox");
       expect(t.run.result).not.toHaveProperty("sandbox");
     } finally {
-      for (const path of outside(t.workspace)) rmSync(path, { force: true });
+      for (const path of outside(e2e, t.workspace)) rmSync(path, { force: true });
     }
   }, 60_000);
 });

@@ -3,7 +3,14 @@
 import { describe, expect, it } from "vitest";
 import type { ConfigSource } from "../../src/opencode/config-sources.js";
 import { resolveTurnOptions } from "../../src/options/resolve-options.js";
-import { envPattern, runtimeConfig, sandboxEnv } from "../../src/sandbox/policy.js";
+import { withInboundBridge } from "../../src/sandbox/inbound.js";
+import {
+  envPattern,
+  runtimeConfig,
+  type SandboxSpec,
+  sandboxEnv,
+  serverSandboxProblem,
+} from "../../src/sandbox/policy.js";
 import { hostOfUrl, KNOWN_PROVIDERS, providerNeeds } from "../../src/sandbox/providers.js";
 
 const src = (config: ConfigSource["config"], source = "OPENCODE_CONFIG_CONTENT"): ConfigSource => ({ source, config });
@@ -169,7 +176,7 @@ describe("sandbox options: one rule for flags that would do nothing", () => {
     );
   });
 
-  it("writable, allowHosts and passEnv without a sandbox, writable with read-only, and any sandbox on attach are refused", () => {
+  it("writable, allowHosts and passEnv without a sandbox, and writable with read-only, are refused", () => {
     expect(resolve({ env: {}, writable: ["/x"] })).toThrow(
       "writable needs sandbox: without a sandbox it would do nothing",
     );
@@ -177,11 +184,78 @@ describe("sandbox options: one rule for flags that would do nothing", () => {
     expect(resolve({ env: {}, sandbox: "read-only", writable: ["/x"] })).toThrow(
       "writable needs sandbox workspace-write: read-only writes nowhere",
     );
-    expect(resolve({ env: {}, sandbox: "workspace-write", attach: "http://127.0.0.1:4096" })).toThrow(
-      "sandbox workspace-write cannot apply to attach",
+    // On a server, its backend compares the sandbox asked with the server's (below).
+    expect(resolveTurnOptions({ env: {}, sandbox: "read-only", attach: "http://127.0.0.1:4096" }).sandbox?.mode).toBe(
+      "read-only",
     );
     expect(resolve({ env: {}, sandbox: "workspace-write", allowHosts: ["http://x"] })).toThrow(
       'allowHosts takes HOST or HOST:PORT, not "http://x"',
     );
+  });
+});
+
+describe("a turn on a sandboxed server", () => {
+  const spec = (mode: SandboxSpec["mode"], more: Partial<SandboxSpec> = {}): SandboxSpec => ({
+    mode,
+    writable: [],
+    allowHosts: [],
+    passEnv: [],
+    ...more,
+  });
+  const url = "http://127.0.0.1:4096";
+  it("runs when it asks for the server's sandbox or a weaker mode", () => {
+    expect(serverSandboxProblem(spec("workspace-write"), { spec: spec("workspace-write") }, url)).toBeNull();
+    expect(serverSandboxProblem(spec("workspace-write"), { spec: spec("read-only") }, url)).toBeNull();
+    expect(serverSandboxProblem(spec("read-only"), { spec: spec("read-only") }, url)).toBeNull();
+    // --writable means nothing to a read-only server, which writes none of it.
+    expect(
+      serverSandboxProblem(spec("workspace-write", { writable: ["/cache"] }), { spec: spec("read-only") }, url),
+    ).toBe(null);
+    // Order does not matter.
+    expect(
+      serverSandboxProblem(
+        spec("workspace-write", { allowHosts: ["a", "b"] }),
+        { spec: spec("workspace-write", { allowHosts: ["b", "a"] }) },
+        url,
+      ),
+    ).toBeNull();
+  });
+
+  it("is refused on a server without a sandbox, a weaker one, or one that lets other things through", () => {
+    expect(serverSandboxProblem(spec("read-only"), null, url)).toBe(
+      "--sandbox read-only cannot apply to the server at http://127.0.0.1:4096: it runs without a sandbox oc-exec set up, and its tools with it (start one with oc-exec server start --sandbox read-only)",
+    );
+    expect(serverSandboxProblem(spec("read-only"), { spec: spec("workspace-write") }, url)).toBe(
+      "--sandbox read-only cannot run on the server at http://127.0.0.1:4096: its sandbox is workspace-write, which lets the tools write the workspace",
+    );
+    expect(
+      serverSandboxProblem(spec("read-only"), { spec: spec("read-only", { allowHosts: ["registry.npmjs.org"] }) }, url),
+    ).toBe(
+      "the server at http://127.0.0.1:4096 was started with --allow-host registry.npmjs.org, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's",
+    );
+    expect(
+      serverSandboxProblem(
+        spec("workspace-write", { writable: ["/a"] }),
+        { spec: spec("workspace-write", { writable: ["/a", "/b"] }) },
+        url,
+      ),
+    ).toMatch(/^the server at \S+ was started with --writable \/a --writable \/b,/);
+    expect(serverSandboxProblem(spec("read-only", { passEnv: ["X"] }), { spec: spec("read-only") }, url)).toMatch(
+      /was started with no --pass-env,/,
+    );
+  });
+});
+
+describe("the way in to a sandboxed server", () => {
+  it("starts the bridge inside the namespace, before the library's script (and its seccomp filter)", () => {
+    const command = "bwrap --unshare-net --bind /tmp/a /tmp/a -- /usr/bin/bash -c 'script; apply-seccomp x'";
+    expect(withInboundBridge(command, "/tmp/a/server.sock", 4096)).toBe(
+      "bwrap --unshare-net --bind /tmp/a /tmp/a -- /usr/bin/bash -c 'socat UNIX-LISTEN:/tmp/a/server.sock,fork,mode=600 TCP:127.0.0.1:4096 >/dev/null 2>&1 & exec \"$0\" \"$@\"' /usr/bin/bash -c 'script; apply-seccomp x'",
+    );
+  });
+
+  it("a command of another shape gets no bridge (the caller fails closed)", () => {
+    expect(withInboundBridge("bwrap --unshare-net bash -c x", "/s", 1)).toBeNull();
+    expect(withInboundBridge("bwrap -- bash -c x", "/s", 1)).toBeNull();
   });
 });

@@ -1,0 +1,237 @@
+// The sandbox on the server backend: `server start --sandbox` runs opencode serve and every tool
+// it starts inside the sandbox, reached through the inbound bridge (src/sandbox/inbound.ts). The
+// same prompt-injected agent as test/e2e/sandbox.test.ts attacks it through --attach; a turn
+// that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
+// stopping the server leaves no process, socket or record.
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
+import type { ManagedServer } from "../../src/server/registry.js";
+import { useE2E } from "../support/e2e.js";
+import {
+  allText,
+  outside,
+  plant,
+  processesWithHome,
+  refusedWarnings,
+  secret,
+  toolOutput,
+  useCanary,
+} from "../support/escape.js";
+import { waitFor } from "../support/procs.js";
+import { BIN } from "../support/run-cli.js";
+import { killServer, readRecords } from "../support/warm-server.js";
+
+const e2e = useE2E();
+const unavailable = await sandboxUnavailable(process.env);
+const skip = unavailable !== null && !process.env.CI;
+if (skip) console.warn(`\n*** SKIPPED: sandboxed server tests (test/e2e/sandbox-server.test.ts): ${unavailable} ***\n`);
+
+const hits = useCanary();
+
+/** One sandboxed server for the attacks, started with the runner's secrets in its environment. */
+let planted: ReturnType<typeof plant>;
+let url = "";
+let record: ManagedServer;
+beforeAll(async () => {
+  if (skip) return;
+  // No OPENCODE_SERVER_PASSWORD here: a turn would take it as the server's password.
+  planted = plant(e2e, ["GITHUB_TOKEN", "NPM_TOKEN"]);
+  const started = await e2e.runRaw(
+    ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", planted.workspace],
+    { cwd: planted.workspace, extraEnv: planted.tokens },
+  );
+  if (started.code !== 0) throw new Error(`server start failed (${started.code}): ${started.stderr}`);
+  url = started.stdout.trim();
+  record = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === url)!;
+}, 90_000);
+afterAll(async () => {
+  if (record) await killServer(record);
+});
+
+async function attachTurn(args: string[], cwd = planted.workspace) {
+  const marker = `escape-${secret().slice(0, 8)}`;
+  hits.reset();
+  const run = await e2e.run(
+    ["--attach", url, ...args, "--auto", `scenario:escape canary=127.0.0.1:${hits.port} ${marker}`],
+    { cwd, extraEnv: planted.tokens },
+  );
+  return { run, marker, model: JSON.stringify(e2e.requestsFor(marker)), output: toolOutput(run.events) };
+}
+
+describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-injected agent (--attach)", () => {
+  it("server start says which sandbox, and its record keeps it", () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(record.sandbox?.spec).toEqual({ mode: "workspace-write", writable: [], allowHosts: [], passEnv: [] });
+    expect(record.sandbox?.info.allowed_hosts).toEqual([`127.0.0.1:${e2e.server.port}`]);
+  });
+
+  it("no write outside the workspace, no secret read, no connection but the provider's; the turn still succeeds", async () => {
+    const t = await attachTurn(["--sandbox", "workspace-write"]);
+    expect(t.run.code).toBe(0);
+    expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
+    expect(t.output).toContain("write ../escape.txt: refused");
+    expect(t.output).toContain("write ~/.bashrc: refused");
+    expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
+    expect(t.output).toContain("write inside.txt: done");
+    expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
+    expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
+    expect(t.output).toContain(`dns canary.localhost:${hits.port}: refused`);
+    expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
+    for (const path of outside(e2e, planted.workspace)) expect(existsSync(path), path).toBe(false);
+    expect(readFileSync(join(planted.workspace, "inside.txt"), "utf8")).toBe("inside\n");
+    const everywhere = [t.run.stdout, t.run.stderr, t.model, allText(planted.workspace)].join("\n");
+    for (const value of planted.secrets) expect(everywhere).not.toContain(value);
+    expect(hits.connections).toBe(0);
+    // The proxy runs in the server's supervisor; the turn names what it refused all the same.
+    expect(refusedWarnings(t.run.events)).toEqual([
+      `the sandbox refused a connection to 127.0.0.1:${hits.port}: not an allowed host (--allow-host 127.0.0.1:${hits.port} lets it through)`,
+      `the sandbox refused a connection to canary.localhost:${hits.port}: not an allowed host (--allow-host canary.localhost:${hits.port} lets it through)`,
+    ]);
+    const started = t.run.events[0];
+    expect(started?.type === "run.started" && started.sandbox).toEqual(record.sandbox?.info);
+    expect(t.run.result.sandbox).toMatchObject({ mode: "workspace-write", refused_connections: 2 });
+    // The known gap (docs/sandbox.md): opencode's tools inherit its environment, the server's
+    // password with it. oc-exec's own output never shows it.
+    expect(t.output).toContain("server password is [REDACTED]");
+    expect(t.run.stdout + t.run.stderr).not.toContain(record.password);
+  }, 90_000);
+
+  it("a turn without --sandbox runs in the server's sandbox all the same, and says so", async () => {
+    const t = await attachTurn([]);
+    expect(t.run.code).toBe(0);
+    expect(t.output).toContain("write ../escape.txt: refused");
+    expect(t.run.result.sandbox?.mode).toBe("workspace-write");
+  }, 90_000);
+
+  it("a turn asking for a stronger sandbox, or other hosts, is refused: exit 5, nothing sent", async () => {
+    const stronger = await attachTurn(["--sandbox", "read-only"]);
+    expect(stronger.run.code).toBe(5);
+    expect(stronger.run.result.error).toMatchObject({
+      name: "SandboxMismatch",
+      message: `--sandbox read-only cannot run on the server at ${url}: its sandbox is workspace-write, which lets the tools write the workspace`,
+    });
+    expect(e2e.requestsFor(stronger.marker)).toEqual([]);
+    const hosts = await attachTurn(["--sandbox", "workspace-write", "--allow-host", "registry.npmjs.org"]);
+    expect(hosts.run.code).toBe(5);
+    expect(hosts.run.result.error?.message).toBe(
+      `the server at ${url} was started with no --allow-host, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`,
+    );
+  }, 90_000);
+});
+
+describe.skipIf(skip)("a server without a sandbox: the same attacks succeed, and it cannot give one", () => {
+  it("writes land outside, the canary is reached, the secrets reach the model; --sandbox on it is exit 5, nothing sent", async () => {
+    const dir = e2e.workspace();
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0", "--dir", dir], {
+      cwd: dir,
+      extraEnv: planted.tokens,
+    });
+    expect(started.code).toBe(0);
+    const plain = started.stdout.trim();
+    const plainRecord = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === plain)!;
+    const saved = url;
+    url = plain;
+    try {
+      const t = await attachTurn([], dir);
+      expect(t.run.code).toBe(0);
+      for (const path of outside(e2e, dir)) expect(existsSync(path), path).toBe(true);
+      expect(t.output).toContain("write ../escape.txt: done");
+      expect(t.output).toContain("tokens: GITHUB_TOKEN=[REDACTED] NPM_TOKEN=[REDACTED]");
+      for (const value of planted.secrets) expect(t.model).toContain(value);
+      for (const value of planted.secrets) expect(t.run.stdout + t.run.stderr).not.toContain(value);
+      expect(canaryPaths()).toEqual(["/curl", "/dns", "/tcp"]);
+      expect(t.run.result).not.toHaveProperty("sandbox");
+
+      const refused = await attachTurn(["--sandbox", "read-only"], dir);
+      expect(refused.run.code).toBe(5);
+      expect(refused.run.result.error?.name).toBe("SandboxMismatch");
+      expect(refused.run.result.error?.message).toMatch(/runs without a sandbox oc-exec set up/);
+      expect(e2e.requestsFor(refused.marker)).toEqual([]);
+    } finally {
+      url = saved;
+      for (const path of outside(e2e, dir)) rmSync(path, { force: true });
+      await e2e.runRaw(["server", "stop", plain]);
+      await killServer(plainRecord);
+    }
+  }, 90_000);
+});
+
+const canaryPaths = () => [...hits.requests].sort();
+
+describe.skipIf(skip)("a batch runs its server in the sandbox", () => {
+  it("batch --sandbox read-only: every task's tools in it; OC_EXEC_SANDBOX does the same", async () => {
+    const dir = e2e.workspace();
+    writeFileSync(
+      join(dir, "tasks.jsonl"),
+      `${JSON.stringify({ id: "esc", prompt: `scenario:escape canary=127.0.0.1:${hits.port} batch` })}\n`,
+    );
+    hits.reset();
+    for (const how of [["--sandbox", "read-only"], []]) {
+      const run = await e2e.runRaw(["batch", "tasks.jsonl", "--auto", ...how], {
+        cwd: dir,
+        extraEnv: how.length === 0 ? { OC_EXEC_SANDBOX: "read-only" } : {},
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const events = run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      const result = events.find((e) => e.type === "result");
+      expect(result).toMatchObject({ task_id: "esc", class: "success", sandbox: { mode: "read-only" } });
+      expect(toolOutput(events)).toContain("write inside.txt: refused");
+      expect(existsSync(join(dir, "inside.txt"))).toBe(false);
+    }
+    expect(hits.connections).toBe(0);
+  }, 180_000);
+});
+
+describe.skipIf(skip)("docs/sandbox.md's server example, as written, with the real opencode", () => {
+  const docs = readFileSync(new URL("../../docs/sandbox.md", import.meta.url), "utf8");
+  const script = /<!-- example: sandbox-server -->\n```sh\n([\s\S]*?)```/.exec(docs)![1]!;
+  it.each([[["-e"]], [["-eo", "pipefail"]]])(
+    "under bash %j: exit 0, the turn's sandbox on stdout, nothing left",
+    async (flags) => {
+      const cwd = e2e.workspace();
+      writeFileSync(join(cwd, "tasks.jsonl"), '{"id":"a","prompt":"scenario:plain docs"}\n');
+      const bin = mkdtempSync(join(e2e.home.root, "bin-"));
+      writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+      chmodSync(join(bin, "oc-exec"), 0o755);
+      const before = readRecords(e2e.home.env.XDG_STATE_HOME!).length;
+      const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn("bash", [...flags, "-c", script], {
+          cwd,
+          env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(run.code, run.stderr.slice(-800)).toBe(0);
+      const lines = run.stdout.trim().split("\n");
+      expect(JSON.parse(lines[0]!)).toMatchObject({ mode: "workspace-write", refused_connections: 0 });
+      expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "batch.result", exit_code: 0 });
+      expect(lines.find((l) => l.includes('"type":"result"'))).toContain('"sandbox":{"mode":"read-only"');
+      expect(readRecords(e2e.home.env.XDG_STATE_HOME!).length).toBe(before);
+    },
+    180_000,
+  );
+});
+
+describe.skipIf(skip)("stopping a sandboxed server leaves nothing", () => {
+  it("server stop ends opencode, its tools, the bridge and the proxy; the socket, the record and the refusals go", async () => {
+    const socketDir = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").match(/oc-exec-sandbox-\w+/)?.[0];
+    expect(socketDir).toBeDefined();
+    const stopped = await e2e.runRaw(["server", "stop", url]);
+    expect(stopped.code).toBe(0);
+    await waitFor(() => processesWithHome(e2e.home.root).length === 0, 10_000, "the server's processes to end");
+    expect(existsSync(`/tmp/${socketDir}`)).toBe(false);
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+    expect(existsSync(join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "servers", `${record.id}.refused`))).toBe(false);
+  }, 60_000);
+});
