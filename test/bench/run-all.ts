@@ -556,7 +556,52 @@ async function sandboxBench(): Promise<void> {
   out("sandbox: a tool turn with --sandbox workspace-write against the same turn without");
   out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
   out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
-  out("  a warm --attach turn on a sandboxed server: not measured (servers cannot be sandboxed yet)");
+  // Warm: the same tool turn through --attach on a server started with --sandbox workspace-write,
+  // against one started without (each request crosses the inbound bridge; each model call the proxy).
+  const start = async (sandboxed: boolean) => {
+    const started = await measure(
+      process.execPath,
+      [
+        BIN,
+        "server",
+        "start",
+        "--idle-timeout",
+        "0",
+        "--dir",
+        home.workspace,
+        ...(sandboxed ? ["--sandbox", "workspace-write"] : []),
+      ],
+      { env, keepLines: true },
+    );
+    return started.lines[0]!;
+  };
+  const urls = { plain: await start(false), boxed: await start(true) };
+  try {
+    const warmTurn = (url: string) =>
+      measure(process.execPath, [BIN, "-q", "--auto", "--attach", url, "--dir", home.workspace, "scenario:tool x"], {
+        env,
+      });
+    await warmTurn(urls.plain);
+    await warmTurn(urls.boxed);
+    const warmRatios: number[] = [];
+    const warmBare: number[] = [];
+    const warmBoxed: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const first = i % 2 ? urls.boxed : urls.plain;
+      const second = first === urls.boxed ? urls.plain : urls.boxed;
+      const a = await warmTurn(first);
+      const b = await warmTurn(second);
+      const [plain, sand] = first === urls.plain ? [a, b] : [b, a];
+      warmBare.push(plain.ms);
+      warmBoxed.push(sand.ms);
+      warmRatios.push(sand.ms / plain.ms);
+    }
+    out("  a warm --attach tool turn on a server started with --sandbox workspace-write against one without");
+    out(`  without ${f(median(warmBare), 0)} ms, sandboxed ${f(median(warmBoxed), 0)} ms (medians of ${pairs})`);
+    out(`  ratio sandboxed / without  ${f(median(warmRatios), 3)} median of pair ratios   (target <= 1.05)`);
+  } finally {
+    await measure(process.execPath, [BIN, "server", "stop", "--all"], { env });
+  }
   await server.close();
   home.cleanup();
 }
