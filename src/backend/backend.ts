@@ -31,6 +31,9 @@ export type SessionOps = {
   sessionId: string | null;
 };
 
+/** A command to run: its file, arguments and environment. */
+export type CommandLaunch = { file: string; args: string[]; env: Record<string, string> };
+
 export type OpenedTurn = {
   source: UpstreamSource;
   ops: SessionOps;
@@ -45,6 +48,8 @@ export type Backend = {
   readonly removes?: readonly string[];
   /** The sandbox every turn on this backend runs in, as run.started and result describe it. */
   readonly sandbox?: EventOf<"run.started">["sandbox"];
+  /** A command (a --verify check) as it runs where the turn's tools run: inside its sandbox. */
+  wrapCommand?(command: CommandLaunch): Promise<CommandLaunch>;
   /** Ends what the backend holds for the whole run (a sandbox's proxy); the maker calls it once. */
   close?(): Promise<void>;
   /** Values this backend holds that no output may show (a server's password): redacted like the environment's. */

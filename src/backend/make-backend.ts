@@ -30,7 +30,7 @@ export async function makeBackend(spec: BackendSpec): Promise<Backend> {
   const opened = await openSandbox(spec.sandbox, {
     workspace: dir,
     env: spec.env,
-    model: spec.model ?? null,
+    models: [spec.model ?? null],
     configs: readOpencodeConfigs(spec.env, dir, content),
   });
   const backend = await makeProcessBackend({

@@ -8,6 +8,7 @@ import type { RunTurnOptions } from "../options/options.js";
 import { resolveTurnOptions } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { OptionLabels } from "../outcome/labels.js";
+import type { SandboxSpec } from "../sandbox/policy.js";
 import type { PlannedTask } from "./run-batch.js";
 import type { Task } from "./tasks.js";
 
@@ -24,6 +25,10 @@ const FIELD_OF = {
   maxTokens: "max_tokens",
   maxCostUsd: "max_cost_usd",
   timeoutMs: "timeout",
+  sandbox: "sandbox",
+  writable: "writable",
+  allowHosts: "allow_hosts",
+  verify: "verify",
 } as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
 
 /** The labels for one task: its own fields where its line sets them, else the batch's. */
@@ -67,6 +72,13 @@ export function planTasks(
           maxTokens: task.max_tokens ?? defaults.maxTokens,
           maxCostUsd: task.max_cost_usd ?? defaults.maxCostUsd,
           timeoutMs: task.timeoutMs ?? defaults.timeoutMs,
+          sandbox: task.sandbox ?? defaults.sandbox,
+          // Like files, a task's writable paths are relative to its workspace.
+          writable: task.writable?.map((p) => resolve(dir, p)) ?? defaults.writable,
+          allowHosts: task.allow_hosts ?? defaults.allowHosts,
+          verify: task.verify ?? defaults.verify,
+          // A task that turns the batch's checks off ([]) takes none of their limits either.
+          ...(task.verify?.length === 0 ? { verifyTimeoutMs: undefined, verifyAttempts: undefined } : {}),
         },
         { labels: labelsFor(task, labels) },
       );
@@ -80,4 +92,27 @@ export function planTasks(
     }
   }
   return { run, problems };
+}
+
+/** Tasks that run in one sandbox policy (or none), and the models they use: one server's worth. */
+export type SandboxGroup = { sandbox: SandboxSpec | null; models: (string | null)[]; tasks: PlannedTask[] };
+
+/**
+ * The batch's tasks by sandbox policy, in the order each policy first appears: one server has one
+ * filesystem view and one proxy, so each distinct policy gets a server of its own.
+ */
+export function sandboxGroups(run: PlannedTask[]): SandboxGroup[] {
+  const groups = new Map<string, SandboxGroup>();
+  for (const planned of run) {
+    const spec = planned.options.sandbox;
+    const key = spec
+      ? JSON.stringify([spec.mode, [...spec.writable].sort(), [...spec.allowHosts].sort(), [...spec.passEnv].sort()])
+      : "off";
+    const group = groups.get(key) ?? { sandbox: spec, models: [], tasks: [] };
+    groups.set(key, group);
+    group.tasks.push(planned);
+    const model = planned.options.model ?? null;
+    if (!group.models.includes(model)) group.models.push(model);
+  }
+  return [...groups.values()];
 }

@@ -1,5 +1,5 @@
-// A batch: every task a turn in its own session, `concurrency` at once, on one backend the caller
-// made (one warm server), through the many-turn runner. Every event is marked with its task id,
+// A batch: every task a turn in its own session, `concurrency` at once, on the backends the caller
+// made (one warm server per sandbox policy), through the many-turn runner. Every event is marked with its task id,
 // each task's result also with the digest --resume compares; the batch ends with one batch.result.
 // A batch budget stops the running tasks the way a budget stops a turn and reports the pending ones
 // as not run; a signal does the same with its class.
@@ -12,8 +12,8 @@ import type { TurnControl } from "../turn/control.js";
 import { writeBatchResult } from "./summary.js";
 import type { Task } from "./tasks.js";
 
-/** A task to run, with its options resolved before anything ran. */
-export type PlannedTask = { task: Task; options: ResolvedTurn };
+/** A task to run, with its options resolved before anything ran (and its backend, when not the batch's). */
+export type PlannedTask = { task: Task; options: ResolvedTurn; backend?: Backend };
 
 export type BatchPlan = {
   /** Every task of the file (or shard), in order: what the summary lists. */
@@ -35,9 +35,10 @@ export type BatchHooks = {
 };
 
 export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: TurnControl): Promise<BatchResult> {
-  const jobs = plan.run.map(({ task, options }): TurnJob & { task: Task } => ({
+  const jobs = plan.run.map(({ task, options, backend }): TurnJob & { task: Task } => ({
     task,
     cwd: options.dir,
+    ...(backend ? { backend } : {}),
     options: () => options,
     mark: (event) =>
       event.type === "result"

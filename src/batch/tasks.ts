@@ -21,6 +21,16 @@ const TaskSchema = z
     max_tokens: z.number().int().min(0).optional(),
     max_cost_usd: z.number().min(0).optional(),
     timeout: z.string().optional().describe("A duration: 90s, 5m, 1m30s."),
+    sandbox: z
+      .enum(["off", "read-only", "workspace-write"])
+      .optional()
+      .describe("The task's sandbox: it runs on a server started with it (one per distinct sandbox)."),
+    writable: z.array(z.string()).optional().describe("With sandbox workspace-write: more writable paths."),
+    allow_hosts: z.array(z.string()).optional().describe("With a sandbox: more hosts it may reach."),
+    verify: z
+      .array(z.string())
+      .optional()
+      .describe("Commands that check the task's work in its dir (--verify); [] turns the batch's off."),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 // `oc-exec batch TASKS.jsonl` and `oc-exec merge SHARD.jsonl...`: flags in, the batch's plan made
-// (batch/plan.ts, batch/resume.ts), its one backend made (a warm server it starts and stops, or
-// --attach), the run delivered (batch/run-batch.ts), progress and the step summary on the side
+// (batch/plan.ts, batch/resume.ts), its backends made (a warm server it starts and stops for each
+// distinct sandbox policy of its tasks, or --attach), the run delivered (batch/run-batch.ts), progress and the step summary on the side
 // (progress/). stdout: one JSONL stream ending with one batch.result.
 //
 // Exit status: 0 every task succeeded; 1 the batch ran and some task did not succeed (each task's
@@ -12,8 +12,9 @@ import { resolve } from "node:path";
 import type { Backend } from "../backend/backend.js";
 import { makeBackend } from "../backend/make-backend.js";
 import { type MergeInput, mergeStreams } from "../batch/merge.js";
-import { planTasks } from "../batch/plan.js";
+import { planTasks, type SandboxGroup, sandboxGroups } from "../batch/plan.js";
 import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
+import type { PlannedTask } from "../batch/run-batch.js";
 import { runBatch } from "../batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../batch/tasks.js";
@@ -30,7 +31,6 @@ import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
-import type { SandboxSpec } from "../sandbox/policy.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
@@ -61,6 +61,9 @@ export type BatchFlags = {
   writable?: string[];
   allowHost?: string[];
   passEnv?: string[];
+  verify?: string[];
+  verifyTimeout?: string;
+  verifyAttempts?: string;
 };
 
 /**
@@ -161,11 +164,15 @@ async function runBatchCommand(
     maxTokens: count(flags.taskMaxTokens, "--task-max-tokens"),
     maxCostUsd: amount(flags.taskMaxCostUsd, "--task-max-cost-usd"),
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
-    // One sandbox for the batch: its server's, which every task's tools run in.
+    // The sandbox of tasks that name none: their server's, which their tools run in.
     sandbox: flags.sandbox as RunTurnOptions["sandbox"],
     writable: flags.writable,
     allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
     passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+    verify: flags.verify,
+    verifyTimeoutMs:
+      flags.verifyTimeout === undefined ? undefined : parseDurationFlag(flags.verifyTimeout, "--verify-timeout"),
+    verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
   const checked = resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
@@ -180,34 +187,45 @@ async function runBatchCommand(
       `${planned.problems.length} problem(s) in the tasks file; nothing was run`,
     );
 
-  // One backend for every task: the caller's server, or one started here and stopped at the end.
-  let server: ManagedServer | null = null;
+  // The backends: the caller's server for every task (--attach), or one server started here per
+  // distinct sandbox policy of the tasks (most batches: one), each stopped at the end.
+  const servers: ManagedServer[] = [];
+  const stopServers = async () => {
+    for (const started of servers) await stopServer(io.env, started);
+  };
   let backend: Backend | null = null;
+  const backendOf = new Map<PlannedTask, Backend>();
   if (planned.run.length > 0) {
-    if (!flags.attach) {
-      try {
-        server = await startBatchServer(flags, defaults.dir, io, checked.sandbox);
-      } catch (error) {
-        if (error instanceof ConfigError) throw error;
-        const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
-        say(problem);
-        return batchNotRun([problem], shard, io);
+    const groups = flags.attach
+      ? [{ sandbox: checked.sandbox, models: [], tasks: planned.run }]
+      : sandboxGroups(planned.run);
+    for (const group of groups) {
+      let url = flags.attach;
+      if (!url) {
+        try {
+          const started = await startBatchServer(flags, defaults.dir, io, group);
+          servers.push(started);
+          url = started.url;
+        } catch (error) {
+          await stopServers();
+          if (error instanceof ConfigError) throw error;
+          const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
+          say(problem);
+          return batchNotRun([problem], shard, io);
+        }
       }
-    }
-    backend = await makeBackend({
-      attach: flags.attach ?? server!.url,
-      opencode: null,
-      env: io.env,
-      labels: FLAG_LABELS,
-    });
-    // A server that cannot give the batch's sandbox (--attach) runs none of its tasks.
-    const problem = backend.problem ?? backend.check(checked).problem;
-    if (problem) {
-      if (server) await stopServer(io.env, server);
-      return notRun(
-        [`${problem.name}: ${problem.message}`],
-        `the batch cannot use its server (${flags.attach ?? "the one it started"}); nothing was run`,
-      );
+      const made = await makeBackend({ attach: url, opencode: null, env: io.env, labels: FLAG_LABELS });
+      // A server that cannot give the batch's sandbox (--attach) runs none of its tasks.
+      const problem = made.problem ?? (flags.attach ? made.check(checked).problem : null);
+      if (problem) {
+        await stopServers();
+        return notRun(
+          [`${problem.name}: ${problem.message}`],
+          `the batch cannot use its server (${flags.attach ?? "one it started"}); nothing was run`,
+        );
+      }
+      backend ??= made;
+      for (const task of group.tasks) backendOf.set(task, made);
     }
   }
 
@@ -217,7 +235,15 @@ async function runBatchCommand(
     const exit = await deliver(
       async (sink, control) => {
         summary = await runBatch(
-          { tasks, run: planned.run, skipped, backend: backend!, concurrency, limits, shard },
+          {
+            tasks,
+            run: planned.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
+            skipped,
+            backend: backend!,
+            concurrency,
+            limits,
+            shard,
+          },
           {
             write: sink,
             started: (task) => progress.started(task.id),
@@ -241,7 +267,7 @@ async function runBatchCommand(
     return exit;
   } finally {
     progress.stop();
-    if (server) await stopServer(io.env, server);
+    await stopServers();
   }
 }
 
@@ -250,7 +276,7 @@ async function startBatchServer(
   flags: BatchFlags,
   dir: string,
   io: CliIo,
-  sandbox: SandboxSpec | null,
+  group: Pick<SandboxGroup, "sandbox" | "models">,
 ): Promise<ManagedServer> {
   const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
   if (!located.ok) throw new ConfigError(located.message);
@@ -264,8 +290,8 @@ async function startBatchServer(
     env: io.env,
     self: [process.execPath, process.argv[1]!],
     startTimeoutMs: 60_000,
-    sandbox,
-    model: flags.model ?? null,
+    sandbox: group.sandbox,
+    models: group.models,
   });
 }
 

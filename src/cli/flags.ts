@@ -56,6 +56,9 @@ export type RawFlags = {
   color?: "auto" | "always" | "never";
   version?: boolean;
   failOn?: string[];
+  verify?: string[];
+  verifyTimeout?: string;
+  verifyAttempts?: string;
   rehearse?: string;
   attach?: string;
   textDeltas?: boolean;
@@ -103,6 +106,9 @@ export const FLAG_LABELS: OptionLabels = {
   writable: "--writable",
   allowHosts: "--allow-host",
   passEnv: "--pass-env",
+  verify: "--verify",
+  verifyTimeoutMs: "--verify-timeout",
+  verifyAttempts: "--verify-attempts",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
@@ -200,6 +206,9 @@ export function optionsFromFlags(
       includeRaw: flags.includeRaw,
       // Typed for library callers; a word the CLI was given is checked by the resolver, naming --fail-on.
       failOn: flags.failOn ? (splitList(flags.failOn) as FailOn[]) : undefined,
+      verify: flags.verify,
+      verifyTimeoutMs: duration(flags.verifyTimeout, "--verify-timeout"),
+      verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

@@ -178,7 +178,8 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "--fail-on <conditions>",
       `fail a turn opencode calls successful (exit 1) when: ${Object.keys(FAIL_ON_CONDITIONS).join(", ")} (comma list, repeatable)`,
       collect,
-    )
+    );
+  verifyOptions(program)
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "also show opencode's own stderr lines")
@@ -238,7 +239,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--resume <file>", "an earlier batch's output: tasks that succeeded there are skipped")
     .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
     .option("--opencode <path>", "opencode binary for the batch's server");
-  sandboxOptions(batch, "the batch's server and every task's tools")
+  verifyOptions(sandboxOptions(batch, "the batch's server and every task's tools"))
     .option("-q, --quiet", "no progress on stderr")
     .action((file: string, flags: Record<string, unknown>) => actions.batch(file, flags));
   program
@@ -325,5 +326,20 @@ function sandboxOptions(command: Command, what = "opencode and every tool it sta
       "--pass-env <name>",
       "with --sandbox: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
       collect,
+    );
+}
+
+/** The checks after a turn, one wording for a turn and a batch's tasks. */
+function verifyOptions(command: Command): Command {
+  return command
+    .option(
+      "--verify <command>",
+      "after a turn that succeeded, run this shell command in the workspace; if it fails, the agent gets its output and tries again (repeatable, in order)",
+      collect,
+    )
+    .option("--verify-timeout <duration>", "each --verify command's limit (default: 10m; 0 = none)")
+    .option(
+      "--verify-attempts <n>",
+      "how many times a failed check sends the agent back (default: 2; 0 = check only); still failing: exit 1",
     );
 }

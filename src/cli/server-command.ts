@@ -86,7 +86,7 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
       self: [process.execPath, process.argv[1]!],
       startTimeoutMs: START_TIMEOUT_MS,
       sandbox,
-      model: flags.model ?? null,
+      models: [flags.model ?? null],
     });
     // Under GitHub Actions, the password this run made is masked in the job's log from now on.
     if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);

@@ -227,6 +227,37 @@ const ErrorEventSchema = event(
   "opencode reported an error (one event per opencode error line).",
 );
 
+/** One --verify command's run: what verify.finished and result.verification say of it. */
+const CheckRunFields = {
+  command: z.string().describe("The --verify command, as given."),
+  exit_code: z.number().int().nullable().describe("Its exit status; null when a signal or its timeout ended it."),
+  signal: nullableString("The signal that ended it, if one did."),
+  timed_out: z.boolean().describe("--verify-timeout ended it."),
+  duration_ms: count(),
+  output: z
+    .string()
+    .describe("The tail of what it printed (stdout and stderr together; the last 40 lines, at most 4 KB), redacted."),
+};
+
+const VerifyStartedSchema = event(
+  "verify.started",
+  {
+    command: z.string().describe("The --verify command, as given."),
+    round: z.number().int().min(1).describe("1 after the turn, 2 after the agent's first repair, …"),
+  },
+  "A --verify command started, in the workspace, after the agent's work (and after each repair).",
+);
+
+const VerifyFinishedSchema = event(
+  "verify.finished",
+  {
+    ...CheckRunFields,
+    round: z.number().int().min(1),
+    passed: z.boolean().describe("Exit status 0."),
+  },
+  "A --verify command ended. A failed one sends the agent back with its output, --verify-attempts times at most.",
+);
+
 export const ResultSchema = event(
   "result",
   {
@@ -286,6 +317,17 @@ export const ResultSchema = event(
       .unknown()
       .optional()
       .describe("With --output-schema: the validated JSON value of the final answer."),
+    verification: z
+      .object({
+        passed: z.boolean().describe("Every command passed in the last round."),
+        rounds: z.number().int().min(1).describe("How many times the commands ran: 1 + the agent's repairs."),
+        checks: z
+          .array(z.object(CheckRunFields).strict())
+          .describe("The last round's commands, in order; a round stops at its first failure."),
+      })
+      .strict()
+      .optional()
+      .describe("With --verify, when the checks ran (the turn otherwise succeeded)."),
     session_deleted: z
       .boolean()
       .optional()
@@ -403,6 +445,8 @@ export const EventSchema = z.discriminatedUnion("type", [
   FileChangedSchema,
   WarningSchema,
   ErrorEventSchema,
+  VerifyStartedSchema,
+  VerifyFinishedSchema,
   ResultSchema,
   BatchResultSchema,
   ConversationResultSchema,

@@ -103,6 +103,16 @@ export type TurnOptions = {
   export?: boolean;
   /** Conditions that turn a successful turn into a failure (agent_error): tool-error, no-changes, no-message. */
   failOn?: FailOn[];
+  /**
+   * Shell commands that check the work after a turn that succeeded, in order, in the workspace (in
+   * the sandbox when there is one). One failing sends the agent back with its output, up to
+   * verifyAttempts times; still failing, the turn is agent_error (VerificationFailed).
+   */
+  verify?: string[];
+  /** Each verify command's limit in ms (0 = none; --timeout still covers the whole turn). */
+  verifyTimeoutMs?: number;
+  /** How many times a failed check sends the agent back (0 = check only). */
+  verifyAttempts?: number;
   /** Abort the turn; the abort reason, when it is a StopReason, says why. */
   signal?: AbortSignal;
   /** Called with each of opencode's own stderr lines. */
@@ -126,4 +136,8 @@ export const DEFAULTS = {
   // real tool output lines of 10 MB still pass whole.
   maxLineBytes: 16 * 1024 * 1024,
   sessionCommandTimeoutMs: 30_000,
+  verifyTimeoutMs: 10 * 60_000,
+  // Two rounds of repair: a check the agent has failed to fix three times running rarely passes on
+  // a fourth, and every round costs a whole agent turn.
+  verifyAttempts: 2,
 } as const;

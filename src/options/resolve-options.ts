@@ -58,6 +58,10 @@ export type ResolvedTurn = {
   maxLineBytes: number;
   includeRaw: boolean;
   failOn: FailOn[];
+  /** Checks after a successful turn (empty: none), each limited to verifyTimeoutMs (null = none). */
+  verify: string[];
+  verifyTimeoutMs: number | null;
+  verifyAttempts: number;
   /** Run `opencode export` after the turn: true, false, or null = only when nothing else named the model. */
   export: boolean | null;
   signal: AbortSignal | null;
@@ -140,6 +144,7 @@ export function resolveTurnOptions(
     maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
     includeRaw: options.includeRaw ?? false,
     failOn: failOnFrom(options.failOn ?? [], labels),
+    ...resolveVerify(options, labels, check),
     // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
     // cost of another opencode start, so by default only when neither the caller nor the log named
     // it. OC_EXEC_EXPORT=0 turns it off.
@@ -201,6 +206,32 @@ export function resolveSandbox(
       "UsageError",
     );
   return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
+}
+
+/** The checks after the turn; their limits without a check would do nothing (the rule for every flag). */
+function resolveVerify(
+  options: Pick<RunTurnOptions, "verify" | "verifyTimeoutMs" | "verifyAttempts">,
+  labels: OptionLabels,
+  check: (name: OptionName) => ReturnType<typeof checkers>,
+): Pick<ResolvedTurn, "verify" | "verifyTimeoutMs" | "verifyAttempts"> {
+  const verify = options.verify ?? [];
+  if (verify.some((c) => c.trim() === ""))
+    throw new ConfigError(`${labels.verify} takes a shell command, not an empty string`, "UsageError");
+  if (verify.length === 0) {
+    const idle =
+      options.verifyTimeoutMs !== undefined
+        ? labels.verifyTimeoutMs
+        : options.verifyAttempts !== undefined
+          ? labels.verifyAttempts
+          : null;
+    if (idle)
+      throw new ConfigError(`${idle} needs ${labels.verify}: without a check it would do nothing`, "UsageError");
+  }
+  return {
+    verify,
+    verifyTimeoutMs: check("verifyTimeoutMs").duration(options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs),
+    verifyAttempts: check("verifyAttempts").number(options.verifyAttempts ?? DEFAULTS.verifyAttempts),
+  };
 }
 
 /**

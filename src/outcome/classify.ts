@@ -43,7 +43,12 @@ export type TurnEnd = {
   workspaceChanges?: { source: "git" | "tools"; files: FileChange[] } | null;
   /** A stop of many turns together (`stop`) kept this one from starting: it is reported, not run. */
   notRun?: { scope: WholeLimit["scope"] } | null;
+  /** --verify: a check still failing when the repairs ran out, or one the shell could not run. */
+  verification?: { failed: CheckFailure | null; unrunnable: CheckFailure | null } | null;
 };
+
+/** A --verify command that did not pass, for the result's error. */
+export type CheckFailure = { command: string; exitCode: number | null; output: string; rounds: number };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
 
@@ -73,6 +78,12 @@ function whatItPrinted(facts: TurnFacts, joiner: "with" | "but"): string {
   const lines = `${json} JSON line${json === 1 ? "" : "s"}`;
   return ` ${joiner === "with" ? "after" : "printed"} ${lines} but no event oc-exec knows (see the warnings)`;
 }
+
+/** The end of a check's output, for a message. */
+const tailOf = (output: string) => {
+  const tail = output.trimEnd().split("\n").slice(-10).join("\n");
+  return tail ? `; its output ended with:\n${tail}` : "; it printed nothing";
+};
 
 function stderrSuffix(facts: TurnFacts): string {
   const tail = facts.stderrTail.slice(-5).join("\n").trim();
@@ -163,8 +174,14 @@ const CHECKS: Record<OutcomeClass, Check> = {
       },
     );
   }),
-  config_error: (facts, end) => {
+  config_error: (facts, end, labels) => {
     if (end.launchError) return detail(end.launchError.name, end.launchError.message);
+    const unrunnable = end.verification?.unrunnable;
+    if (unrunnable)
+      return detail(
+        "VerifyCommandError",
+        `the shell could not run ${labels.verify} ${JSON.stringify(unrunnable.command)} (exit ${unrunnable.exitCode}: ${unrunnable.exitCode === 127 ? "command not found" : "not executable"})${tailOf(unrunnable.output)}`,
+      );
     const upstream = facts.errors.find((e) => e.class === "config_error");
     if (upstream) return fromUpstream(upstream);
     if (facts.sessionMismatch) {
@@ -215,12 +232,18 @@ const CHECKS: Record<OutcomeClass, Check> = {
       `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${labels.allow}${what ? ` ${what}${d.pattern ? ` (or ${labels.allow} '${what}:${d.pattern}')` : ""}` : ""}, or approve whatever is asked with ${labels.auto}.`,
     );
   },
-  agent_error: (facts, end) => {
+  agent_error: (facts, end, labels) => {
     // The server went away: whatever opencode said before, the turn did not end on its own.
     if (end.lost) return detail(end.lost.name, end.lost.message);
     const e = facts.errors[0];
     if (e) return fromUpstream(e);
     if (end.outputError) return detail("StructuredOutputError", end.outputError);
+    const failed = end.verification?.failed;
+    if (failed)
+      return detail(
+        "VerificationFailed",
+        `${labels.verify} ${JSON.stringify(failed.command)} still fails (${failed.exitCode === null ? "stopped" : `exit ${failed.exitCode}`}) after ${failed.rounds === 1 ? "the turn" : `${failed.rounds - 1} repair${failed.rounds === 2 ? "" : "s"} by the agent`}${tailOf(failed.output)}`,
+      );
     if (facts.lastStepReason === "length")
       return detail(
         "OutputLengthError",

@@ -25,7 +25,10 @@ export type OptionName =
   | "sandbox"
   | "writable"
   | "allowHosts"
-  | "passEnv";
+  | "passEnv"
+  | "verify"
+  | "verifyTimeoutMs"
+  | "verifyAttempts";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -55,6 +58,9 @@ export const API_LABELS: OptionLabels = {
   writable: "writable",
   allowHosts: "allowHosts",
   passEnv: "passEnv",
+  verify: "verify",
+  verifyTimeoutMs: "verifyTimeoutMs",
+  verifyAttempts: "verifyAttempts",
 };
 
 /** The option behind each budget, and behind each timeout. */

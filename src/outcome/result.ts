@@ -16,12 +16,14 @@ export type ResultMeta = {
   sessionDeleted?: boolean;
   workspaceChanges?: { source: "git" | "tools"; files: FileChange[] };
   sandbox?: ResultDraft["sandbox"];
+  verification?: ResultDraft["verification"];
 };
 
 export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
   const extras: Partial<ResultDraft> = {};
   if (meta.structuredOutput) extras.structured_output = meta.structuredOutput.value;
   if (meta.sessionDeleted !== undefined) extras.session_deleted = meta.sessionDeleted;
+  if (meta.verification) extras.verification = meta.verification;
   if (meta.workspaceChanges) extras.workspace_changes = meta.workspaceChanges;
   if (meta.sandbox) extras.sandbox = meta.sandbox;
   return {

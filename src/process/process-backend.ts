@@ -42,7 +42,13 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
   const { sandbox } = spec;
   return {
     opencode: { path: located.ok ? located.binary.path : located.path, version },
-    ...(sandbox ? { sandbox: sandbox.info, close: () => sandbox.close() } : {}),
+    ...(sandbox
+      ? {
+          sandbox: sandbox.info,
+          close: () => sandbox.close(),
+          wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()),
+        }
+      : {}),
     problem,
     check(turn) {
       const missing = detected ? unsupportedFlags(turn, detected.features) : [];

@@ -30,6 +30,8 @@ export type TurnJob = {
   /** Where a turn that never started says it was (run.started's cwd), and how it names options. */
   cwd: string;
   labels?: OptionLabels;
+  /** The backend of this turn when it is not the plan's (a batch task with a sandbox of its own). */
+  backend?: Backend;
 };
 
 export type ManyTurnsPlan<J extends TurnJob> = {
@@ -138,7 +140,7 @@ export async function runTurns<J extends TurnJob>(
     };
     let result: ResultEvent;
     try {
-      result = await executeTurn(job.options(turns.map((t) => t.result)), plan.backend, sink, turn);
+      result = await executeTurn(job.options(turns.map((t) => t.result)), job.backend ?? plan.backend, sink, turn);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       result = failedStart(error, { cwd: job.cwd, labels: job.labels }, (event) => hooks.sink(job.mark(event)));

@@ -90,3 +90,14 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
       }
   return { hosts: [...hosts].sort(), credentialVars: [...vars].sort(), problems };
 }
+
+/** What a sandbox that runs turns of several models needs: each model's providers, together. */
+export function modelsNeeds(sources: ConfigSource[], models: readonly (string | null)[]): ProviderNeeds {
+  const each = (models.length > 0 ? models : [null]).map((m) => providerNeeds(sources, m));
+  const union = (pick: (n: ProviderNeeds) => string[]) => [...new Set(each.flatMap(pick))].sort();
+  return {
+    hosts: union((n) => n.hosts),
+    credentialVars: union((n) => n.credentialVars),
+    problems: [...new Set(each.flatMap((n) => n.problems))],
+  };
+}

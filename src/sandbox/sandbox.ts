@@ -12,7 +12,7 @@ import type { LaunchProblem } from "../backend/backend.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { withInboundBridge } from "./inbound.js";
 import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
-import { providerNeeds } from "./providers.js";
+import { modelsNeeds } from "./providers.js";
 
 /** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
 export type SandboxInfo = { mode: SandboxSpec["mode"]; writable: string[]; allowed_hosts: string[] };
@@ -78,14 +78,20 @@ let active = false;
 
 export async function openSandbox(
   spec: SandboxSpec,
-  context: { workspace: string; env: NodeJS.ProcessEnv; model: string | null; configs: ConfigSource[] },
+  context: {
+    workspace: string;
+    env: NodeJS.ProcessEnv;
+    /** The models its turns may use (null: opencode's configured one): their providers get through. */
+    models: (string | null)[];
+    configs: ConfigSource[];
+  },
 ): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
   const unavailable = await sandboxUnavailable(context.env);
   if (unavailable)
     return {
       problem: { name: "SandboxUnavailable", message: `--sandbox ${spec.mode} cannot be set up: ${unavailable}` },
     };
-  const needs = providerNeeds(context.configs, context.model);
+  const needs = modelsNeeds(context.configs, context.models);
   if (needs.problems.length > 0 && spec.allowHosts.length === 0)
     return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
   if (active) return { problem: { name: "SandboxBusy", message: "another sandbox is open in this process" } };

@@ -80,6 +80,16 @@ export function scriptedReply(body: ChatRequest): Reply {
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
+    case "verify-fix": {
+      // Claims success without doing the work; sent back (a later user message: oc-exec's --verify
+      // follow-up), it does it with a command and answers.
+      const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+      if (users.length < 2) return { kind: "text", text: "Done, all good." };
+      const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
+      return fixed
+        ? { kind: "text", text: "Fixed: the check passes now." }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
+    }
     case "bash-write":
       // The work done by a command, not by a write tool: what a formatter or `eslint --fix` does.
       return done

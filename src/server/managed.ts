@@ -37,9 +37,9 @@ export type StartRequest = {
   /** How to run this program again as the supervisor: [node, script]. */
   self: string[];
   startTimeoutMs: number;
-  /** The sandbox the server and every tool it starts run in, or null; model names its provider. */
+  /** The sandbox the server and every tool it starts run in, or null; the models its turns use. */
   sandbox: SandboxSpec | null;
-  model: string | null;
+  models: (string | null)[];
 };
 
 type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
@@ -92,7 +92,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     port: request.port,
     startTimeoutMs: request.startTimeoutMs,
     sandbox: request.sandbox,
-    model: request.model,
+    models: request.models,
   };
   const [command, ...args] = request.self;
   const child = spawn(command!, [...args, "server", "supervise", id], {
@@ -248,7 +248,7 @@ async function launchServe(
   const opened = await openSandbox(config.sandbox, {
     workspace: config.dir,
     env,
-    model: config.model,
+    models: config.models,
     configs: readOpencodeConfigs(env, config.dir, env.OPENCODE_CONFIG_CONTENT),
   });
   if ("problem" in opened) return { problem: opened.problem.message };

@@ -129,6 +129,15 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const refused = runOnlyFlags(turn);
       const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
+      // A check runs in this process, where the server's sandbox is not: it would run outside it.
+      if (managed?.sandbox && turn.verify.length > 0)
+        return {
+          warnings,
+          problem: {
+            name: "UnsupportedFlag",
+            message: `${turn.labels.verify} cannot run on a sandboxed server yet (the check would run outside its sandbox): run the turn without ${turn.labels.attach}, sandboxed`,
+          },
+        };
       return {
         warnings,
         problem:

@@ -16,6 +16,7 @@ import type { TurnControl } from "./control.js";
 import { prepareTurn } from "./prepare.js";
 import { runSource, type SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
+import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
 
 export async function executeTurn(
   options: ResolvedTurn,
@@ -51,6 +52,9 @@ export async function executeTurn(
   let bug: { message: string } | null = null;
   let workspace: WorkspaceChanges | undefined;
   let sandbox: ResultMeta["sandbox"];
+  let verification: ResultMeta["verification"];
+  let verified: TurnEnd["verification"] = null;
+  const startedAt = Date.now();
   try {
     const made = await backend;
     for (const key of made.removes ?? []) removed.add(key);
@@ -60,10 +64,34 @@ export async function executeTurn(
     else {
       // What the workspace holds before opencode starts, to tell what the turn changed in it.
       const snapshot = takeWorkspaceSnapshot(options.dir);
-      if (control.reason === null) ran = await runSource(opened.source, options, core, control);
+      const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
+      if (control.reason === null) ran = await runSource(opened.source, options, core, control, deadline);
+      const refused = opened.refused ? [opened.refused] : [];
+      if (ran && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
+        const checked = await verifyRounds(ran, {
+          options,
+          core,
+          control,
+          backend: made,
+          opened,
+          input: opened.input,
+          deadline,
+        });
+        ran = { ...checked.ran, stop: checked.ran.stop ?? checked.stop };
+        problem = checked.problem;
+        verification = checked.verification;
+        verified = checked.outcome;
+        refused.push(...checked.refused);
+      }
       after = await afterTurn(options, core.normalizer, opened.ops, ran?.stop ?? control.reason);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
-      if (made.sandbox) sandbox = sandboxReport(made.sandbox, opened.refused?.() ?? [], core, options);
+      if (made.sandbox)
+        sandbox = sandboxReport(
+          made.sandbox,
+          refused.flatMap((f) => f()),
+          core,
+          options,
+        );
     }
   } catch (error) {
     bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
@@ -76,6 +104,7 @@ export async function executeTurn(
     outputError: after?.outputError ?? null,
     lost: ran?.lost ?? null,
     workspaceChanges: workspace ?? null,
+    verification: verified,
   };
   return core.finish(end, {
     model: after?.model ?? options.model,
@@ -84,6 +113,7 @@ export async function executeTurn(
     sessionDeleted: after?.sessionDeleted,
     workspaceChanges: workspace,
     sandbox,
+    verification,
   });
 }
 

@@ -16,7 +16,7 @@ export async function prepareTurn(
   options: ResolvedTurn,
   core: TurnCore,
   backend: Backend,
-): Promise<OpenedTurn | { problem: LaunchProblem }> {
+): Promise<(OpenedTurn & { input: TurnInput }) | { problem: LaunchProblem }> {
   const { labels } = options;
   core.started({
     opencode: backend.opencode,
@@ -35,7 +35,9 @@ export async function prepareTurn(
   const pathsProblem = turnPathProblem(options);
   if (pathsProblem) return { problem: pathsProblem };
   try {
-    return await backend.open(options, await readTurnInput(options, core));
+    const input = await readTurnInput(options, core);
+    const opened = await backend.open(options, input);
+    return "problem" in opened ? opened : { ...opened, input };
   } catch (error) {
     // What the caller must fix (an empty prompt, a bad policy, bad config content) is found here.
     if (!(error instanceof ConfigError)) throw error;

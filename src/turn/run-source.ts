@@ -29,6 +29,8 @@ export async function runSource(
   options: ResolvedTurn,
   core: TurnCore,
   control: TurnControl,
+  /** When the turn's --timeout fires (epoch ms): a repair after --verify gets what is left of it. */
+  deadline: number | null = null,
 ): Promise<SourceRun> {
   const { normalizer } = core;
   const warned = new Set<"steps" | "tokens" | "cost_usd">();
@@ -51,9 +53,12 @@ export async function runSource(
     running.stop(false);
   };
 
+  const turnMs =
+    deadline === null || options.timeoutMs === null ? options.timeoutMs : Math.max(1, deadline - Date.now());
   const timers = new TurnTimers(
-    { turnMs: options.timeoutMs, startupMs: options.startupTimeoutMs, idleMs: options.idleTimeoutMs },
-    (kind, ms) => stop({ kind: "timeout", timeout: kind, ms }),
+    { turnMs, startupMs: options.startupTimeoutMs, idleMs: options.idleTimeoutMs },
+    // The turn's timeout is reported as the user set it, however much of it this source had left.
+    (kind, ms) => stop({ kind: "timeout", timeout: kind, ms: kind === "turn" ? (options.timeoutMs ?? ms) : ms }),
   );
 
   // A bug in our own line handling must not crash the process or lose the result: record it,

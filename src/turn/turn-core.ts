@@ -25,6 +25,8 @@ export type TurnCore = {
   eventLine(line: SplitLine): void;
   logLine(text: string): void;
   started(fields: RunStartedFields): void;
+  /** An event of oc-exec's own (a check after the turn), redacted like the rest. */
+  emit(draft: EventDraft): void;
   /** Flushes the normalizer, classifies, writes the result and returns it. */
   finish(end: TurnEnd, meta: Omit<ResultMeta, "durationMs" | "process">): ResultEvent;
 };
@@ -88,6 +90,7 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
         raw = null;
       }
     },
+    emit,
     started: (fields) =>
       emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
     finish(end, meta) {

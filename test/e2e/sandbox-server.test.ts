@@ -4,7 +4,7 @@
 // that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
 // stopping the server leaves no process, socket or record.
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
@@ -116,6 +116,9 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     expect(e2e.requestsFor(stronger.marker)).toEqual([]);
     const hosts = await attachTurn(["--sandbox", "workspace-write", "--allow-host", "registry.npmjs.org"]);
     expect(hosts.run.code).toBe(5);
+    const verify = await attachTurn(["--verify", "true"]);
+    expect(verify.run.code).toBe(5);
+    expect(verify.run.result.error?.message).toMatch(/^--verify cannot run on a sandboxed server yet/);
     expect(hosts.run.result.error?.message).toBe(
       `the server at ${url} was started with no --allow-host, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`,
     );
@@ -185,6 +188,33 @@ describe.skipIf(skip)("a batch runs its server in the sandbox", () => {
       expect(existsSync(join(dir, "inside.txt"))).toBe(false);
     }
     expect(hits.connections).toBe(0);
+  }, 180_000);
+});
+
+describe.skipIf(skip)("a batch whose tasks name different sandboxes", () => {
+  it("one server per policy: the read-only task cannot write, the unsandboxed one can; both servers stopped", async () => {
+    const dir = e2e.workspace();
+    for (const sub of ["boxed", "free"]) mkdirSync(join(dir, sub));
+    const tasks = [
+      { id: "boxed", prompt: "scenario:bash-write boxed", dir: "boxed", sandbox: "read-only" },
+      { id: "free", prompt: "scenario:bash-write free", dir: "free", sandbox: "off" },
+    ];
+    writeFileSync(join(dir, "tasks.jsonl"), `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
+    const before = readRecords(e2e.home.env.XDG_STATE_HOME!).length;
+    const run = await e2e.runRaw(["batch", "tasks.jsonl", "--auto"], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const results = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "result");
+    expect(Object.fromEntries(results.map((r) => [r.task_id, r.sandbox?.mode ?? "none"]))).toEqual({
+      boxed: "read-only",
+      free: "none",
+    });
+    expect(existsSync(join(dir, "boxed", "fixed.txt"))).toBe(false);
+    expect(existsSync(join(dir, "free", "fixed.txt"))).toBe(true);
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!).length).toBe(before);
   }, 180_000);
 });
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { runTurn } from "../../src/api/run-turn.js";
 import type { Backend } from "../../src/backend/backend.js";
-import { planTasks } from "../../src/batch/plan.js";
+import { planTasks, sandboxGroups } from "../../src/batch/plan.js";
 import { runBatch } from "../../src/batch/run-batch.js";
 import { parseTasks } from "../../src/batch/tasks.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS } from "../../src/cli/flags.js";
@@ -124,6 +124,38 @@ describe("a task's limits are named by where they came from", () => {
     expect(run.map((t) => [t.task.id, t.options.maxCostUsd, t.options.labels.maxCostUsd])).toEqual([
       ["a", 0.5, "max_cost_usd"],
       ["b", 1, "--task-max-cost-usd"],
+    ]);
+  });
+});
+
+describe("a batch's sandbox policies: one server each", () => {
+  it("tasks group by their sandbox (their own fields, else the batch's), with the models each group uses", () => {
+    const lines = [
+      { id: "a", prompt: "x" },
+      { id: "b", prompt: "x", sandbox: "off" },
+      { id: "c", prompt: "x", model: "p/m2" },
+      { id: "d", prompt: "x", sandbox: "workspace-write", writable: ["out"], allow_hosts: ["h", "g"] },
+      { id: "e", prompt: "x", sandbox: "workspace-write", writable: ["out"], allow_hosts: ["g", "h"] },
+    ];
+    const { tasks, problems } = parseTasks(lines.map((l) => JSON.stringify(l)).join("\n"));
+    expect(problems).toEqual([]);
+    const ws = process.cwd();
+    const planned = planTasks(tasks, { dir: ws, sandbox: "read-only", model: "p/m1" }, BATCH_LABELS);
+    expect(planned.problems).toEqual([]);
+    const groups = sandboxGroups(planned.run);
+    expect(
+      groups.map((g) => [g.sandbox?.mode ?? "off", g.sandbox?.writable, g.models, g.tasks.map((t) => t.task.id)]),
+    ).toEqual([
+      ["read-only", [], ["p/m1", "p/m2"], ["a", "c"]],
+      ["off", undefined, ["p/m1"], ["b"]],
+      ["workspace-write", [`${ws}/out`], ["p/m1"], ["d", "e"]],
+    ]);
+  });
+
+  it("a task's sandbox field follows the options' rules, named by the field", () => {
+    const { tasks } = parseTasks(JSON.stringify({ id: "a", prompt: "x", sandbox: "read-only", writable: ["o"] }));
+    expect(planTasks(tasks, { dir: process.cwd() }, BATCH_LABELS).problems).toEqual([
+      { line: 1, message: "writable needs sandbox workspace-write: read-only writes nowhere" },
     ]);
   });
 });

@@ -30,6 +30,8 @@ describe("the published schema is a document people read", () => {
         "FileChanged",
         "Warning",
         "Error",
+        "VerifyStarted",
+        "VerifyFinished",
         "Result",
         "BatchResult",
         "TaskOutcome",
