@@ -13,7 +13,7 @@ import type { Backend } from "./backend.js";
 
 /** From the resolved options: the server (attach), else the binary (opencode), the environment. */
 export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
-  Partial<Pick<ResolvedTurn, "sandbox" | "dir" | "model" | "config">> & {
+  Partial<Pick<ResolvedTurn, "sandbox" | "dir" | "model" | "fallbackModel" | "config">> & {
     labels: Pick<OptionLabels, "attach" | "config">;
   };
 
@@ -30,7 +30,8 @@ export async function makeBackend(spec: BackendSpec): Promise<Backend> {
   const opened = await openSandbox(spec.sandbox, {
     workspace: dir,
     env: spec.env,
-    models: [spec.model ?? null],
+    // The fallback model's provider too: a turn may end on it (--fallback-model).
+    models: [spec.model ?? null, ...(spec.fallbackModel ? [spec.fallbackModel] : [])],
     configs: readOpencodeConfigs(spec.env, dir, content),
   });
   const backend = await makeProcessBackend({

@@ -29,6 +29,8 @@ const FIELD_OF = {
   writable: "writable",
   allowHosts: "allow_hosts",
   verify: "verify",
+  retry: "retry",
+  fallbackModel: "fallback_model",
 } as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
 
 /** The labels for one task: its own fields where its line sets them, else the batch's. */
@@ -77,6 +79,8 @@ export function planTasks(
           writable: task.writable?.map((p) => resolve(dir, p)) ?? defaults.writable,
           allowHosts: task.allow_hosts ?? defaults.allowHosts,
           verify: task.verify ?? defaults.verify,
+          retry: task.retry ?? defaults.retry,
+          fallbackModel: task.fallback_model ?? defaults.fallbackModel,
           // A task that turns the batch's checks off ([]) takes none of their limits either.
           ...(task.verify?.length === 0 ? { verifyTimeoutMs: undefined, verifyAttempts: undefined } : {}),
         },
@@ -111,8 +115,11 @@ export function sandboxGroups(run: PlannedTask[]): SandboxGroup[] {
     const group = groups.get(key) ?? { sandbox: spec, models: [], tasks: [] };
     groups.set(key, group);
     group.tasks.push(planned);
-    const model = planned.options.model ?? null;
-    if (!group.models.includes(model)) group.models.push(model);
+    for (const model of [
+      planned.options.model ?? null,
+      ...(planned.options.fallbackModel ? [planned.options.fallbackModel] : []),
+    ])
+      if (!group.models.includes(model)) group.models.push(model);
   }
   return [...groups.values()];
 }

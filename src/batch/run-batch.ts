@@ -65,6 +65,7 @@ export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: Turn
       digest: job.task.digest,
       run: how,
       error: result.error ? { name: result.error.name, message: result.error.message } : null,
+      ...(result.attempts !== undefined ? { attempts: result.attempts } : {}),
     });
   }
   return writeBatchResult(

@@ -36,6 +36,9 @@ export function writeBatchResult(end: BatchEnd, write: (event: BatchResult) => v
     ok,
     exit_code: exitCode,
     counts,
+    ...(end.tasks.some((t) => t.attempts !== undefined)
+      ? { retries: end.tasks.reduce((n, t) => n + (t.attempts ?? 1) - 1, 0) }
+      : {}),
     tasks: end.tasks,
     usage: end.usage,
     cost_usd: end.costUsd,

@@ -64,6 +64,10 @@ export type BatchFlags = {
   verify?: string[];
   verifyTimeout?: string;
   verifyAttempts?: string;
+  retry?: string;
+  retryDelay?: string;
+  retryMaxDelay?: string;
+  fallbackModel?: string;
 };
 
 /**
@@ -173,6 +177,11 @@ async function runBatchCommand(
     verifyTimeoutMs:
       flags.verifyTimeout === undefined ? undefined : parseDurationFlag(flags.verifyTimeout, "--verify-timeout"),
     verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
+    retry: count(flags.retry, "--retry"),
+    retryDelayMs: flags.retryDelay === undefined ? undefined : parseDurationFlag(flags.retryDelay, "--retry-delay"),
+    retryMaxDelayMs:
+      flags.retryMaxDelay === undefined ? undefined : parseDurationFlag(flags.retryMaxDelay, "--retry-max-delay"),
+    fallbackModel: flags.fallbackModel,
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
   const checked = resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });

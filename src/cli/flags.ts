@@ -59,6 +59,10 @@ export type RawFlags = {
   verify?: string[];
   verifyTimeout?: string;
   verifyAttempts?: string;
+  retry?: string;
+  retryDelay?: string;
+  retryMaxDelay?: string;
+  fallbackModel?: string;
   rehearse?: string;
   attach?: string;
   textDeltas?: boolean;
@@ -109,6 +113,10 @@ export const FLAG_LABELS: OptionLabels = {
   verify: "--verify",
   verifyTimeoutMs: "--verify-timeout",
   verifyAttempts: "--verify-attempts",
+  retry: "--retry",
+  retryDelayMs: "--retry-delay",
+  retryMaxDelayMs: "--retry-max-delay",
+  fallbackModel: "--fallback-model",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
@@ -209,6 +217,10 @@ export function optionsFromFlags(
       verify: flags.verify,
       verifyTimeoutMs: duration(flags.verifyTimeout, "--verify-timeout"),
       verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
+      retry: count(flags.retry, "--retry"),
+      retryDelayMs: duration(flags.retryDelay, "--retry-delay"),
+      retryMaxDelayMs: duration(flags.retryMaxDelay, "--retry-max-delay"),
+      fallbackModel: flags.fallbackModel,
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

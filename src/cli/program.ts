@@ -179,7 +179,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       `fail a turn opencode calls successful (exit 1) when: ${Object.keys(FAIL_ON_CONDITIONS).join(", ")} (comma list, repeatable)`,
       collect,
     );
-  verifyOptions(program)
+  retryOptions(verifyOptions(program))
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "also show opencode's own stderr lines")
@@ -239,7 +239,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--resume <file>", "an earlier batch's output: tasks that succeeded there are skipped")
     .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
     .option("--opencode <path>", "opencode binary for the batch's server");
-  verifyOptions(sandboxOptions(batch, "the batch's server and every task's tools"))
+  retryOptions(verifyOptions(sandboxOptions(batch, "the batch's server and every task's tools")))
     .option("-q, --quiet", "no progress on stderr")
     .action((file: string, flags: Record<string, unknown>) => actions.batch(file, flags));
   program
@@ -341,5 +341,20 @@ function verifyOptions(command: Command): Command {
     .option(
       "--verify-attempts <n>",
       "how many times a failed check sends the agent back (default: 2; 0 = check only); still failing: exit 1",
+    );
+}
+
+/** Attempts after transient failures, one wording for a turn and a batch's tasks. */
+function retryOptions(command: Command): Command {
+  return command
+    .option(
+      "--retry <n>",
+      "after a transient failure (a retryable API error, a stall, a lost server), try again up to n times, in the same session (default: 0)",
+    )
+    .option("--retry-delay <duration>", "the first wait between attempts, doubled each time, with jitter (default: 2s)")
+    .option("--retry-max-delay <duration>", "the longest wait between attempts (default: 60s)")
+    .option(
+      "--fallback-model <provider/model>",
+      "once the attempts on the model are spent on transient failures, as many more (at least one) on this one",
     );
 }

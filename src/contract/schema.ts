@@ -53,6 +53,14 @@ const base = {
     .describe(
       "In a conversation (--input-format jsonl): the turn the event belongs to; seq counts within the turn. Conversation-level lines (input errors, conversation.result) have none.",
     ),
+  attempt: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "With --retry or --fallback-model: the attempt of the turn the event belongs to, from 1 (every event of the turn carries it). seq still counts across attempts.",
+    ),
 };
 
 /** "run.started" -> "RunStarted": each event type is one named definition in the JSON Schema. */
@@ -239,6 +247,22 @@ const CheckRunFields = {
     .describe("The tail of what it printed (stdout and stderr together; the last 40 lines, at most 4 KB), redacted."),
 };
 
+const RetrySchema = event(
+  "retry",
+  {
+    failed_attempt: z.number().int().min(1).describe("The attempt that failed."),
+    class: OutcomeClassSchema.describe("What that attempt would have ended as."),
+    name: z.string().describe("Its cause, as result.error.name would say it."),
+    message: z.string(),
+    wait_ms: count().describe("How long oc-exec waits before the next attempt."),
+    model: nullableString("The model of the next attempt (the fallback, once the model's attempts are spent)."),
+    resumed: z
+      .boolean()
+      .describe("The next attempt goes on in the same session (false: no session existed; it starts again)."),
+  },
+  "An attempt of the turn failed transiently (--retry): another follows, after wait_ms.",
+);
+
 const VerifyStartedSchema = event(
   "verify.started",
   {
@@ -317,6 +341,26 @@ export const ResultSchema = event(
       .unknown()
       .optional()
       .describe("With --output-schema: the validated JSON value of the final answer."),
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("With --retry or --fallback-model: how many attempts the turn took; the last decided the class."),
+    failed_attempts: z
+      .array(
+        z
+          .object({
+            attempt: z.number().int().min(1),
+            class: OutcomeClassSchema,
+            name: z.string(),
+            message: z.string(),
+            model: nullableString("The model that attempt used."),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe("With --retry or --fallback-model: the attempts that failed transiently, in order."),
     verification: z
       .object({
         passed: z.boolean().describe("Every command passed in the last round."),
@@ -366,6 +410,12 @@ const TaskOutcomeSchema = z
       .describe(
         "Why the task did not succeed: its result's error name and message (redacted); null when it succeeded.",
       ),
+    attempts: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("With retry or fallback_model: how many attempts the task took (its result's attempts)."),
   })
   .strict()
   .meta({ id: "TaskOutcome" });
@@ -382,6 +432,9 @@ const BatchResultSchema = event(
         "Equals oc-exec batch's exit status: 0 all succeeded, 1 some task did not, 6 the batch budget stopped it, 130/143 a signal, 5 the batch could not run or (merge) is not complete.",
       ),
     counts: z.record(z.string(), count()).describe("Tasks per class, over the tasks that ran or were not run."),
+    retries: count()
+      .optional()
+      .describe("With retry or fallback_model on some task: the attempts after a transient failure, over all tasks."),
     tasks: z.array(TaskOutcomeSchema).describe("Every task of the (shard of the) tasks file, in file order."),
     usage: UsageSchema.describe("Summed over the tasks that ran."),
     cost_usd: z.number().min(0),
@@ -445,6 +498,7 @@ export const EventSchema = z.discriminatedUnion("type", [
   FileChangedSchema,
   WarningSchema,
   ErrorEventSchema,
+  RetrySchema,
   VerifyStartedSchema,
   VerifyFinishedSchema,
   ResultSchema,

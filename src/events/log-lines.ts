@@ -2,8 +2,8 @@
 // Not a stable interface: each fact is optional, and a release that logs none of them loses only
 // what it would have told (docs/compatibility.md says which releases log what). Pure.
 export type LogFact =
-  /** A step's model call begins: the message it writes to. */
-  | { kind: "process"; messageId: string }
+  /** A step's model call begins: the message it writes to, in its session. */
+  | { kind: "process"; messageId: string; sessionId: string | null }
   /** The provider/model a model call goes to (`small=true` calls, like title generation, are skipped). */
   | { kind: "model"; model: string }
   /** A model call failed; opencode may retry it (a new `model` fact for the same message follows). */
@@ -17,7 +17,7 @@ export function logFactOf(fields: Record<string, string>): LogFact | null {
   const { message } = fields;
   if (fields.ref && fields.error) return { kind: "cause", ref: fields.ref, error: fields.error };
   if (message === "process" && fields.messageID && !fields.error)
-    return { kind: "process", messageId: fields.messageID };
+    return { kind: "process", messageId: fields.messageID, sessionId: fields["session.id"] ?? null };
   if (message === "stream" && fields.providerID && fields.modelID && fields.small !== "true") {
     return { kind: "model", model: `${fields.providerID}/${fields.modelID}` };
   }

@@ -373,6 +373,8 @@ export class Normalizer {
       }
       case "process":
         this.currentMessage = fact.messageId;
+        // The first model call is the turn's own session's (a subagent's come later).
+        this.facts.logSessionId ??= fact.sessionId;
         return;
       case "model": {
         this.facts.model = fact.model;
@@ -430,6 +432,29 @@ export class Normalizer {
         `opencode reported ${e.name}${e.statusCode !== null ? ` (HTTP ${e.statusCode})` : ""}: ${e.message}, then went on and answered in a later step; the turn is judged by that answer`,
       );
     }
+  }
+
+  /**
+   * An attempt failed and another follows (--retry): what decides the class starts over, so only
+   * the last attempt decides it. What the turn used (steps, usage, cost, tools, files) goes on
+   * adding up; the failed attempt's errors stay in its events.
+   */
+  newAttempt(): void {
+    const f = this.facts;
+    f.errors = [];
+    f.recoveredErrors = [];
+    f.cutOff = null;
+    f.lastStepReason = null;
+    f.stderrErrors = [];
+    f.stderrConfigError = false;
+    f.stderrConfigLines = [];
+    f.blockedOnPrompt = false;
+    f.stderrTail = [];
+    f.events = 0;
+    f.sessionMismatch = null;
+    this.stepOpen = false;
+    this.failedCall = null;
+    this.lastTextStep = f.steps;
   }
 
   /** Both streams have ended: emit whatever was still waiting for a partner. */

@@ -10,6 +10,11 @@ export type StreamCounts = { json_lines: number; other_lines: number; blank_line
 
 export type TurnFacts = {
   sessionId: string | null;
+  /**
+   * The session opencode's log named at the first model call, before any event did: a stalled
+   * first call prints no event, and --retry still goes on in that session.
+   */
+  logSessionId: string | null;
   steps: number;
   lastStepReason: string | null;
   usage: Usage;
@@ -52,6 +57,7 @@ export type TurnFacts = {
 export function createTurnFacts(textParts: () => string[]): TurnFacts {
   return {
     sessionId: null,
+    logSessionId: null,
     steps: 0,
     lastStepReason: null,
     usage: emptyUsage(),

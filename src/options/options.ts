@@ -113,6 +113,16 @@ export type TurnOptions = {
   verifyTimeoutMs?: number;
   /** How many times a failed check sends the agent back (0 = check only). */
   verifyAttempts?: number;
+  /**
+   * More attempts after a transient failure (a retryable API error, a stall, a lost server): the
+   * next one goes on in the same session. Default 0.
+   */
+  retry?: number;
+  /** The first wait between attempts, doubled each time up to retryMaxDelayMs, with jitter. */
+  retryDelayMs?: number;
+  retryMaxDelayMs?: number;
+  /** provider/model: once the attempts on the model are spent on transient failures, as many more on this one. */
+  fallbackModel?: string;
   /** Abort the turn; the abort reason, when it is a StopReason, says why. */
   signal?: AbortSignal;
   /** Called with each of opencode's own stderr lines. */
@@ -140,4 +150,9 @@ export const DEFAULTS = {
   // Two rounds of repair: a check the agent has failed to fix three times running rarely passes on
   // a fourth, and every round costs a whole agent turn.
   verifyAttempts: 2,
+  retryDelayMs: 2_000,
+  retryMaxDelayMs: 60_000,
+  // A stall can only be noticed with an idle limit: with --retry and none set, this one. opencode
+  // itself waits ~300 s on a stream with no byte; two minutes of silence is a stall for any model.
+  retryIdleTimeoutMs: 120_000,
 } as const;

@@ -62,6 +62,11 @@ export type ResolvedTurn = {
   verify: string[];
   verifyTimeoutMs: number | null;
   verifyAttempts: number;
+  /** More attempts after a transient failure (0 = none), the waits between them, and the fallback model. */
+  retry: number;
+  retryDelayMs: number;
+  retryMaxDelayMs: number;
+  fallbackModel: string | null;
   /** Run `opencode export` after the turn: true, false, or null = only when nothing else named the model. */
   export: boolean | null;
   signal: AbortSignal | null;
@@ -135,7 +140,9 @@ export function resolveTurnOptions(
     outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
     timeoutMs: check("timeoutMs").duration(options.timeoutMs ?? DEFAULTS.timeoutMs),
     startupTimeoutMs: check("startupTimeoutMs").duration(options.startupTimeoutMs ?? DEFAULTS.startupTimeoutMs),
-    idleTimeoutMs: check("idleTimeoutMs").duration(options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs),
+    idleTimeoutMs: check("idleTimeoutMs").duration(
+      options.idleTimeoutMs ?? ((options.retry ?? 0) > 0 ? DEFAULTS.retryIdleTimeoutMs : DEFAULTS.idleTimeoutMs),
+    ),
     killAfterMs: check("killAfterMs").number(options.killAfterMs ?? DEFAULTS.killAfterMs),
     maxSteps: check("maxSteps").budget(options.maxSteps),
     maxTokens: check("maxTokens").budget(options.maxTokens),
@@ -145,6 +152,7 @@ export function resolveTurnOptions(
     includeRaw: options.includeRaw ?? false,
     failOn: failOnFrom(options.failOn ?? [], labels),
     ...resolveVerify(options, labels, check),
+    ...resolveRetry(options, labels, check),
     // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
     // cost of another opencode start, so by default only when neither the caller nor the log named
     // it. OC_EXEC_EXPORT=0 turns it off.
@@ -206,6 +214,38 @@ export function resolveSandbox(
       "UsageError",
     );
   return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
+}
+
+/** Attempts after transient failures; their settings without --retry or a fallback would do nothing. */
+function resolveRetry(
+  options: Pick<RunTurnOptions, "retry" | "retryDelayMs" | "retryMaxDelayMs" | "fallbackModel">,
+  labels: OptionLabels,
+  check: (name: OptionName) => ReturnType<typeof checkers>,
+): Pick<ResolvedTurn, "retry" | "retryDelayMs" | "retryMaxDelayMs" | "fallbackModel"> {
+  const retry = check("retry").number(options.retry ?? 0);
+  const fallbackModel = options.fallbackModel ?? null;
+  if (fallbackModel !== null && !/^[^/\s]+\/\S+$/.test(fallbackModel))
+    throw new ConfigError(
+      `${labels.fallbackModel} takes provider/model, not ${JSON.stringify(fallbackModel)}`,
+      "UsageError",
+    );
+  if (retry === 0 && fallbackModel === null) {
+    const idle =
+      options.retryDelayMs !== undefined
+        ? labels.retryDelayMs
+        : options.retryMaxDelayMs !== undefined
+          ? labels.retryMaxDelayMs
+          : null;
+    if (idle)
+      throw new ConfigError(`${idle} needs ${labels.retry}: without another attempt it would do nothing`, "UsageError");
+  }
+  const retryDelayMs = check("retryDelayMs").number(options.retryDelayMs ?? DEFAULTS.retryDelayMs);
+  const retryMaxDelayMs = check("retryMaxDelayMs").number(
+    options.retryMaxDelayMs ?? Math.max(DEFAULTS.retryMaxDelayMs, retryDelayMs),
+  );
+  if (retryMaxDelayMs < retryDelayMs)
+    throw new ConfigError(`${labels.retryMaxDelayMs} must be at least ${labels.retryDelayMs}`, "UsageError");
+  return { retry, retryDelayMs, retryMaxDelayMs, fallbackModel };
 }
 
 /** The checks after the turn; their limits without a check would do nothing (the rule for every flag). */

@@ -28,7 +28,11 @@ export type OptionName =
   | "passEnv"
   | "verify"
   | "verifyTimeoutMs"
-  | "verifyAttempts";
+  | "verifyAttempts"
+  | "retry"
+  | "retryDelayMs"
+  | "retryMaxDelayMs"
+  | "fallbackModel";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -61,6 +65,10 @@ export const API_LABELS: OptionLabels = {
   verify: "verify",
   verifyTimeoutMs: "verifyTimeoutMs",
   verifyAttempts: "verifyAttempts",
+  retry: "retry",
+  retryDelayMs: "retryDelayMs",
+  retryMaxDelayMs: "retryMaxDelayMs",
+  fallbackModel: "fallbackModel",
 };
 
 /** The option behind each budget, and behind each timeout. */

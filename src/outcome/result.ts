@@ -17,6 +17,7 @@ export type ResultMeta = {
   workspaceChanges?: { source: "git" | "tools"; files: FileChange[] };
   sandbox?: ResultDraft["sandbox"];
   verification?: ResultDraft["verification"];
+  attempts?: { attempts: number; failed: NonNullable<ResultDraft["failed_attempts"]> };
 };
 
 export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
@@ -24,6 +25,10 @@ export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta
   if (meta.structuredOutput) extras.structured_output = meta.structuredOutput.value;
   if (meta.sessionDeleted !== undefined) extras.session_deleted = meta.sessionDeleted;
   if (meta.verification) extras.verification = meta.verification;
+  if (meta.attempts) {
+    extras.attempts = meta.attempts.attempts;
+    extras.failed_attempts = meta.attempts.failed;
+  }
   if (meta.workspaceChanges) extras.workspace_changes = meta.workspaceChanges;
   if (meta.sandbox) extras.sandbox = meta.sandbox;
   return {

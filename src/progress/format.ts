@@ -66,6 +66,16 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
       return paint.dim(`  ${event.change} ${event.path}`);
     case "warning":
       return paint.warn(`warning [${event.code}]: ${event.message}`);
+    case "retry":
+      return paint.warn(
+        `↻ attempt ${event.failed_attempt} failed (${event.class}: ${event.name}): ${oneLine(event.message, 120)}; attempt ${event.failed_attempt + 1}${event.model ? ` on ${event.model}` : ""} in ${formatDuration(event.wait_ms)}${event.resumed ? ", in the same session" : ", from the start"}`,
+      );
+    case "verify.finished":
+      return event.passed
+        ? `${paint.ok("✓")} verify  ${oneLine(event.command, 60)}  ${paint.dim(formatDuration(event.duration_ms))}`
+        : paint.bad(
+            `✗ verify  ${oneLine(event.command, 60)}  ${event.timed_out ? "timed out" : event.exit_code === null ? (event.signal ?? "stopped") : `exit ${event.exit_code}`}`,
+          );
     case "error":
       return paint.bad(
         `error [${event.class}] ${event.name}${event.status_code !== null ? ` (HTTP ${event.status_code})` : ""}: ${event.message}`,

@@ -50,13 +50,35 @@ function toolResults(body: ChatRequest): ChatMessage[] {
   return body.messages.filter((m) => m.role === "tool");
 }
 
-/** The scripts. Each looks at the conversation so far and answers the next request. */
-export function scriptedReply(body: ChatRequest): Reply {
+/** 529 overloaded, as a provider says it, with opencode's own retries kept short (retry-after: 1). */
+const OVERLOADED: Reply = {
+  kind: "http",
+  status: 529,
+  headers: { "retry-after": "1" },
+  body: { error: { message: "Overloaded", type: "overloaded_error" } },
+};
+
+/**
+ * The scripts. Each looks at the conversation so far and answers the next request; `seen` is every
+ * request the server got, this one last (the scripts that play a provider failing for a while).
+ */
+export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[] = []): Reply {
   const scenario = scenarioOf(body);
   const results = toolResults(body);
   const done = results.length > 0;
   const text = firstUserText(body);
+  // How many requests of this turn (its first user message) the server has had, this one included.
+  const calls = seen.filter((r) => r.userText === text).length;
   switch (scenario) {
+    case "stall-once":
+      // The first request never answers (a stream with no byte); any later one does.
+      return calls <= 1 ? { kind: "hang" } : { kind: "text", text: "Answered on a later try." };
+    case "overloaded-once":
+      // Overloaded for longer than opencode's own retries last (the first call and 5 retries), then fine.
+      return calls <= 6 ? OVERLOADED : { kind: "text", text: "Answered once the provider recovered." };
+    case "overloaded":
+      // The primary model stays overloaded; any other model answers (what --fallback-model is for).
+      return body.model === "fake-model" ? OVERLOADED : { kind: "text", text: `Answered by ${body.model}.` };
     case "plain":
       return {
         kind: "text",
@@ -272,7 +294,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export type ModelServer = { url: string; port: number; requests: RecordedRequest[]; close(): Promise<void> };
 
-export async function startModelServer(script: (body: ChatRequest) => Reply = scriptedReply): Promise<ModelServer> {
+export async function startModelServer(
+  script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
+): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
   const hanging = new Set<ServerResponse>();
   let seq = 0;
@@ -290,7 +314,7 @@ export async function startModelServer(script: (body: ChatRequest) => Reply = sc
     }
     const body = JSON.parse(await readBody(req)) as ChatRequest;
     requests.push({ scenario: scenarioOf(body), body, userText: firstUserText(body) });
-    const reply = script(body);
+    const reply = script(body, requests);
     const id = `chatcmpl-${++seq}`;
     if (reply.kind === "http") {
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });

@@ -82,6 +82,8 @@ export function rehearsedOptions<O extends RehearsableOptions>(options: O, rehea
     ...options,
     dir: rehearsal.dir,
     model: rehearsal.model,
+    // Offline all the way: a fallback is the scripted model too, never a real provider.
+    fallbackModel: options.fallbackModel ? rehearsal.model : undefined,
     // A throwaway HOME has no session to resume or fork.
     session: undefined,
     continue: undefined,
@@ -95,6 +97,7 @@ export function rehearsedOptions<O extends RehearsableOptions>(options: O, rehea
 type RehearsableOptions = {
   dir?: string;
   model?: string;
+  fallbackModel?: string;
   session?: string;
   continue?: boolean;
   fork?: boolean;

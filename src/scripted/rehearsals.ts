@@ -26,6 +26,11 @@ export const REHEARSALS = {
   },
   "api-401": { what: "the provider refuses the key", scenario: "http-401", expect: "api_error" },
   "api-429": { what: "rate limited until opencode gives up (~5 s)", scenario: "http-429", expect: "api_error" },
+  overloaded: {
+    what: "a provider overloaded past opencode's own retries (~9 s), then fine: success on attempt 2 with --retry 1",
+    scenario: "overloaded-once",
+    expect: "api_error",
+  },
   "context-overflow": {
     what: "the conversation does not fit",
     scenario: "context-overflow",
@@ -50,6 +55,18 @@ export const REHEARSALS = {
     scenario: "hang",
     expect: "timeout",
     defaults: { idleTimeoutMs: 5000 },
+  },
+  "stall-once": {
+    what: "a first model call that never answers, then answers: success on attempt 2 with --retry 1 (idle-timeout 5s unless set)",
+    scenario: "stall-once",
+    expect: "timeout",
+    defaults: { idleTimeoutMs: 5000 },
+  },
+  "verify-fix": {
+    what: "claims success without the work, does it when sent back: run it with --verify 'test -f fixed.txt'",
+    scenario: "verify-fix",
+    expect: "success",
+    // The repair is a bash command: opencode's default allows it; a caller's stricter policy would not.
   },
   escape: {
     what: "a prompt-injected agent: writes outside the workspace, reads planted secrets, reaches a canary (run it with --sandbox)",

@@ -12,9 +12,10 @@ import type { TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
 import { takeWorkspaceSnapshot, type WorkspaceChanges, workspaceChangesSince } from "../workspace/snapshot.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
+import { runAttempts } from "./attempts.js";
 import type { TurnControl } from "./control.js";
 import { prepareTurn } from "./prepare.js";
-import { runSource, type SourceRun } from "./run-source.js";
+import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
 
@@ -43,6 +44,7 @@ export async function executeTurn(
       failOn: options.failOn,
       onToolStarted: options.onToolStarted ?? undefined,
       removedByPolicy: removed,
+      attempts: options.retry > 0 || options.fallbackModel !== null,
     },
     sink,
   );
@@ -54,6 +56,7 @@ export async function executeTurn(
   let sandbox: ResultMeta["sandbox"];
   let verification: ResultMeta["verification"];
   let verified: TurnEnd["verification"] = null;
+  let attempts: ResultMeta["attempts"];
   const startedAt = Date.now();
   try {
     const made = await backend;
@@ -65,15 +68,18 @@ export async function executeTurn(
       // What the workspace holds before opencode starts, to tell what the turn changed in it.
       const snapshot = takeWorkspaceSnapshot(options.dir);
       const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
-      if (control.reason === null) ran = await runSource(opened.source, options, core, control, deadline);
-      const refused = opened.refused ? [opened.refused] : [];
-      if (ran && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
+      const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
+      ran = tried.ran;
+      problem = tried.problem;
+      const refused = tried.refused;
+      if (options.retry > 0 || options.fallbackModel) attempts = { attempts: tried.attempts, failed: tried.failed };
+      if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
         const checked = await verifyRounds(ran, {
           options,
           core,
           control,
           backend: made,
-          opened,
+          opened: tried.opened,
           input: opened.input,
           deadline,
         });
@@ -83,7 +89,7 @@ export async function executeTurn(
         verified = checked.outcome;
         refused.push(...checked.refused);
       }
-      after = await afterTurn(options, core.normalizer, opened.ops, ran?.stop ?? control.reason);
+      after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
       if (made.sandbox)
         sandbox = sandboxReport(
@@ -114,6 +120,7 @@ export async function executeTurn(
     workspaceChanges: workspace,
     sandbox,
     verification,
+    attempts,
   });
 }
 

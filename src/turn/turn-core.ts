@@ -27,6 +27,8 @@ export type TurnCore = {
   started(fields: RunStartedFields): void;
   /** An event of oc-exec's own (a check after the turn), redacted like the rest. */
   emit(draft: EventDraft): void;
+  /** From now on events belong to this attempt (with `attempts` on, each carries it). */
+  setAttempt(attempt: number): void;
   /** Flushes the normalizer, classifies, writes the result and returns it. */
   finish(end: TurnEnd, meta: Omit<ResultMeta, "durationMs" | "process">): ResultEvent;
 };
@@ -38,6 +40,8 @@ export type TurnCoreOptions = NormalizerOptions & {
   clock?: Clock;
   labels?: OptionLabels;
   failOn?: readonly FailOn[];
+  /** Stamp `attempt` on every event (--retry, --fallback-model). */
+  attempts?: boolean;
 };
 
 export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) => void): TurnCore {
@@ -46,19 +50,21 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
   // The opencode line being normalized: with includeRaw, the events derived from it carry it.
   let raw: string | null = null;
   let result: ResultEvent | null = null;
+  let attempt = 1;
+  const stamp = (draft: EventDraft): EventDraft => (options.attempts ? ({ attempt, ...draft } as EventDraft) : draft);
   const redactor = options.redactor ?? makeRedactor(secretValues(process.env));
   // Every event passes here: secrets out (a message.delta may hold back the start of one until the
   // rest arrives), and what a delta held back goes out before the complete message or the result.
   const emit = (draft: EventDraft) => {
     if (draft.type === "message.delta") {
       const text = redactor.piece(draft.part_id ?? "", draft.text);
-      if (text !== "") emitter.emit(redactor.event({ ...draft, text }));
+      if (text !== "") emitter.emit(stamp(redactor.event({ ...draft, text })));
       return;
     }
     if (draft.type === "message" || draft.type === "result")
       for (const [part, text] of redactor.flush())
-        emitter.emit({ type: "message.delta", text, part_id: part === "" ? null : part } as EventDraft);
-    emitter.emit(redactor.event(draft));
+        emitter.emit(stamp({ type: "message.delta", text, part_id: part === "" ? null : part } as EventDraft));
+    emitter.emit(stamp(redactor.event(draft)));
   };
   const normalizer: Normalizer = new Normalizer(options, (draft) =>
     emit(options.includeRaw && raw !== null ? ({ ...draft, raw } as EventDraft) : draft),
@@ -91,6 +97,9 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
       }
     },
     emit,
+    setAttempt(n) {
+      attempt = n;
+    },
     started: (fields) =>
       emit({ type: "run.started", schema_version: SCHEMA_VERSION, oc_exec_version: VERSION, ...fields }),
     finish(end, meta) {

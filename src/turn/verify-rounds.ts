@@ -89,7 +89,7 @@ export async function verifyRounds(
     // The shell could not run it at all: the command is wrong, not the agent's work.
     if (failed.exit_code === 126 || failed.exit_code === 127)
       return done(ran, round, checks, { failed: null, unrunnable: failure }, { refused });
-    const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId;
+    const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId ?? core.normalizer.facts.logSessionId;
     if (round > options.verifyAttempts || sessionId === null || control.reason !== null)
       return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused });
     const repair = await backend.open(

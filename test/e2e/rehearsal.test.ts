@@ -30,6 +30,17 @@ describe("--rehearse", () => {
     expect(existsSync(cwd)).toBe(false);
   });
 
+  it.each([
+    ["overloaded", ["--retry", "1", "--retry-delay", "0"], { attempts: 2 }],
+    ["stall-once", ["--retry", "1", "--retry-delay", "0"], { attempts: 2 }],
+    ["verify-fix", ["--verify", "test -f fixed.txt"], { verification: { passed: true, rounds: 2 } }],
+  ] as const)("%s with %j: success, as the table says", async (name, flags, fields) => {
+    const run = await runCli(["-q", "--rehearse", name, ...flags], { env, cwd: home });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", ...fields });
+    expect(readdirSync(home)).toEqual([]);
+  });
+
   it("OC_EXEC_REHEARSE does the same; an unknown scenario is a usage error naming them", async () => {
     const viaEnv = await runCli(["-q", "hi"], { env: { ...env, OC_EXEC_REHEARSE: "denied" }, cwd: home });
     expect(viaEnv.code).toBe(2);

@@ -30,6 +30,7 @@ describe("the published schema is a document people read", () => {
         "FileChanged",
         "Warning",
         "Error",
+        "Retry",
         "VerifyStarted",
         "VerifyFinished",
         "Result",

@@ -1,0 +1,139 @@
+// The attempts of one turn (--retry, --fallback-model): run the opened source; when the attempt
+// failed transiently (outcome/transient.ts), wait (exponential, jittered, within --timeout), then
+// open the next attempt: in the same session, pinned by its id, with a short message saying why
+// the last one stopped (never --continue; a --fork happened once, on the first), or from the start
+// when no session existed yet. The fallback model takes over once the model's attempts are spent.
+// One turn core hears every attempt, so usage, cost, steps and budgets cover them all and only the
+// last attempt decides the class. Returns what it found.
+import type { Backend, OpenedTurn, TurnInput } from "../backend/backend.js";
+import type { EventOf } from "../contract/schema.js";
+import { formatDuration } from "../duration.js";
+import type { ResolvedTurn } from "../options/resolve-options.js";
+import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
+import { retryWait, transientFailure } from "../outcome/transient.js";
+import type { TurnControl } from "./control.js";
+import { runSource, type SourceRun } from "./run-source.js";
+import { schemaInstruction } from "./structured-output.js";
+import type { TurnCore } from "./turn-core.js";
+
+type FailedAttempt = NonNullable<EventOf<"result">["failed_attempts"]>[number];
+
+export type Attempts = {
+  ran: SourceRun | null;
+  /** The last attempt's opened turn: its session operations and its input. */
+  opened: OpenedTurn & { input: TurnInput };
+  /** A later attempt that could not be opened: the turn ends with it. */
+  problem: { name: string; message: string } | null;
+  refused: (() => string[])[];
+  attempts: number;
+  failed: FailedAttempt[];
+};
+
+/** The model of each attempt, in order: the model's (1 + retry), then the fallback's. */
+export function attemptModels(options: Pick<ResolvedTurn, "model" | "retry" | "fallbackModel">): (string | null)[] {
+  const own = Array<string | null>(options.retry + 1).fill(options.model);
+  return options.fallbackModel
+    ? [...own, ...Array<string>(Math.max(1, options.retry)).fill(options.fallbackModel)]
+    : own;
+}
+
+/** What the next attempt is told when it goes on in the session the last one used. */
+export function resumePrompt(cause: { name: string; message: string }, schema: string): string {
+  return `Your previous attempt at this task was interrupted (${cause.name}: ${cause.message}). Continue from where it stopped and finish the task.${schema}`;
+}
+
+const endOf = (ran: SourceRun): TurnEnd => ({
+  stop: ran.stop,
+  launchError: ran.failure,
+  internalError: ran.internalError,
+  process: ran.process,
+  outputError: null,
+  lost: ran.lost,
+});
+
+export async function runAttempts(
+  first: OpenedTurn & { input: TurnInput },
+  context: { options: ResolvedTurn; core: TurnCore; control: TurnControl; backend: Backend; deadline: number | null },
+): Promise<Attempts> {
+  const { options, core, control, backend, deadline } = context;
+  const models = attemptModels(options);
+  const facts = core.normalizer.facts;
+  const refused: (() => string[])[] = [];
+  const failed: FailedAttempt[] = [];
+  let opened = first;
+  let ran: SourceRun | null = null;
+  let attempt = 1;
+  for (;;) {
+    if (opened.refused) refused.push(opened.refused);
+    if (control.reason !== null) break;
+    ran = await runSource(opened.source, options, core, control, deadline);
+    if (attempt >= models.length) break;
+    // Settle what this attempt left pending, then judge it as if it were the last.
+    core.normalizer.finish();
+    const outcome = classifyOutcome(facts, endOf(ran), options.labels);
+    const transient = transientFailure(outcome, endOf(ran));
+    if (!transient) break;
+    const wait = retryWait(attempt + 1, options.retryDelayMs, options.retryMaxDelayMs);
+    // No time left for another attempt: the class stands, and the stream says why.
+    if (deadline !== null && Date.now() + wait >= deadline) {
+      core.normalizer.warning(
+        "retry_skipped",
+        `attempt ${attempt} failed (${transient.name}: ${transient.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
+      );
+      break;
+    }
+    const sessionId = facts.sessionId ?? opened.ops.sessionId ?? facts.logSessionId;
+    const model = models[attempt] ?? null;
+    core.emit({
+      type: "retry",
+      failed_attempt: attempt,
+      class: outcome.class,
+      name: transient.name,
+      message: transient.message,
+      wait_ms: wait,
+      model,
+      resumed: sessionId !== null,
+    });
+    failed.push({
+      attempt,
+      class: outcome.class,
+      name: transient.name,
+      message: transient.message,
+      model: facts.model ?? models[attempt - 1] ?? null,
+    });
+    if (await interruptedDuring(wait, control)) break;
+    core.normalizer.newAttempt();
+    attempt++;
+    core.setAttempt(attempt);
+    const next =
+      sessionId === null
+        ? await backend.open({ ...options, model }, first.input)
+        : await backend.open(
+            { ...options, model, session: sessionId, continue: false, fork: false },
+            {
+              prompt: resumePrompt(transient, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
+              title: null,
+              policy: first.input.policy,
+            },
+          );
+    if ("problem" in next) return { ran, opened, problem: next.problem, refused, attempts: attempt, failed };
+    opened = { ...next, input: first.input };
+  }
+  return { ran, opened, problem: null, refused, attempts: attempt, failed };
+}
+
+/** Waits; resolves true at once when the turn is stopped meanwhile (a signal). */
+function interruptedDuring(ms: number, control: TurnControl): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (control.reason) return resolve(true);
+    const timer = setTimeout(() => {
+      unsubscribe();
+      resolve(false);
+    }, ms);
+    const unsubscribe = control.subscribe(() => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve(true);
+    });
+  });
+}
