@@ -123,9 +123,10 @@ describe("--verify: what it cannot do, and what stops it", () => {
 
   it("--timeout covers the checks: a check still running is stopped, exit 124, nothing left running", async () => {
     const tag = mark();
-    const run = await e2e.run(["--timeout", "4s", "--verify", `sleep 30 # ${tag}`, `scenario:plain ${tag}`]);
+    // Long enough for the turn itself on a busy machine; the check outlasts it by far.
+    const run = await e2e.run(["--timeout", "15s", "--verify", `sleep 60 # ${tag}`, `scenario:plain ${tag}`]);
     expect(run.code).toBe(124);
-    expect(run.result.error).toMatchObject({ name: "TimeoutError", timeout: { kind: "turn", ms: 4000 } });
+    expect(run.result.error).toMatchObject({ name: "TimeoutError", timeout: { kind: "turn", ms: 15000 } });
     const finished = ofType(run.events, "verify.finished");
     expect(finished.map((e) => [e.passed, e.exit_code])).toEqual([[false, null]]);
     const left = readdirSync("/proc").filter((p) => {
