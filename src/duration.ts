@@ -26,6 +26,7 @@ export function formatDuration(ms: number, precision: "exact" | "rounded" = "rou
   }
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m}m${Math.round((ms % 60_000) / 1000)}s`;
+  // Whole seconds first, so 59.6 s past a minute is the next minute, never "59m60s".
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}m${seconds % 60}s`;
 }

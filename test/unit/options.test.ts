@@ -151,5 +151,7 @@ describe("durations", () => {
       "2h",
     ]);
     expect([850, 4120, 125_000].map((ms) => formatDuration(ms))).toEqual(["850ms", "4.1s", "2m5s"]);
+    // Never "59m60s": whole seconds are rounded before they are split.
+    expect(formatDuration(3_599_600)).toBe("60m0s");
   });
 });
