@@ -132,6 +132,8 @@ export class Normalizer {
     switch (type) {
       case "step_start":
         this.facts.events++;
+        // A model call went out again: whatever opencode was waiting to retry, it is over.
+        this.facts.waitingToRetry = null;
         this.stepOpen = true;
         this.facts.steps++;
         this.emit({ type: "step.started", step: this.facts.steps });
@@ -379,6 +381,7 @@ export class Normalizer {
       case "model": {
         this.facts.model = fact.model;
         if (this.currentMessage) this.modelByMessage.set(this.currentMessage, fact.model);
+        this.facts.waitingToRetry = null;
         const failed = this.failedCall;
         if (failed && failed.messageId === this.currentMessage) {
           // The same message is asked again: opencode is retrying the failed call.
@@ -396,6 +399,7 @@ export class Normalizer {
       }
       case "stream-error":
         this.failedCall = { messageId: this.currentMessage, cause: fact.cause, at: fact.at };
+        this.facts.waitingToRetry = { cause: redact(fact.cause), until: null };
         return;
       case "permission":
         return this.options.onToolStarted?.(fact.permission, null);
@@ -409,6 +413,7 @@ export class Normalizer {
     // `next` is when opencode will try again (epoch ms); the normalizer has no clock to make it a wait.
     const wait = next !== null && next > 1e12 && next < 1e14 ? ` at ${new Date(next).toISOString()}` : "";
     const cause = readString(event, "message") ?? "no reason given";
+    this.facts.waitingToRetry = { cause: redact(cause), until: wait ? next : null };
     this.warning(
       "api_retry",
       `opencode will retry the model call${attempt !== null ? ` (retry ${attempt})` : ""}${wait}: ${redact(cause)}`,
@@ -452,6 +457,7 @@ export class Normalizer {
     f.stderrTail = [];
     f.events = 0;
     f.sessionMismatch = null;
+    f.waitingToRetry = null;
     this.stepOpen = false;
     this.failedCall = null;
     this.lastTextStep = f.steps;

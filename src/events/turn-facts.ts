@@ -15,6 +15,11 @@ export type TurnFacts = {
    * first call prints no event, and --retry still goes on in that session.
    */
   logSessionId: string | null;
+  /**
+   * opencode is waiting to retry a failed model call: the cause, and when it will try again (epoch
+   * ms) when it said so (a server's retry event); null once a call goes out again or a step ends.
+   */
+  waitingToRetry: { cause: string; until: number | null } | null;
   steps: number;
   lastStepReason: string | null;
   usage: Usage;
@@ -58,6 +63,7 @@ export function createTurnFacts(textParts: () => string[]): TurnFacts {
   return {
     sessionId: null,
     logSessionId: null,
+    waitingToRetry: null,
     steps: 0,
     lastStepReason: null,
     usage: emptyUsage(),

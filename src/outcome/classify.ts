@@ -25,7 +25,12 @@ export type StopReason =
   /** oc-exec hit a bug while the turn ran; TurnEnd.internalError says which. */
   | { kind: "internal" }
   /** opencode is waiting at an interactive permission prompt that nobody can answer. */
-  | { kind: "blocked" };
+  | { kind: "blocked" }
+  /**
+   * opencode is waiting to retry a failed model call for longer than the turn allows (a provider's
+   * long Retry-After): `limit` names what it would pass, `waitMs` the wait when opencode said it.
+   */
+  | { kind: "retry_wait"; cause: string; waitMs: number | null; limit: string };
 
 export type ProcessEnd = { exitCode: number | null; signal: string | null };
 
@@ -196,7 +201,15 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     return undefined;
   },
-  api_error: (facts) => {
+  api_error: (facts, end) => {
+    if (end.stop?.kind === "retry_wait") {
+      const { cause, waitMs, limit } = end.stop;
+      return detail(
+        "APIError",
+        `opencode was waiting to retry a failed model call (${cause})${waitMs !== null ? ` for ${formatDuration(waitMs)}` : ""}, longer than ${limit} allows; oc-exec stopped the turn instead of sleeping through it`,
+        { retryable: true },
+      );
+    }
     const e = facts.errors.find((x) => x.class === "api_error");
     return e ? fromUpstream(e) : undefined;
   },

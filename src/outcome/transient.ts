@@ -22,6 +22,8 @@ export function transientFailure(outcome: Outcome, end: TurnEnd): Transient | nu
   if (!error) return null;
   switch (outcome.class) {
     case "api_error": {
+      // The provider asked for a wait longer than the turn allows: trying again now would not help.
+      if (end.stop?.kind === "retry_wait") return null;
       const status = error.status_code;
       if (status === null) return error.retryable === false ? null : error;
       if (status === 401 || status === 402 || status === 403) return null;

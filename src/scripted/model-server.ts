@@ -76,6 +76,9 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
     case "overloaded-once":
       // Overloaded for longer than opencode's own retries last (the first call and 5 retries), then fine.
       return calls <= 6 ? OVERLOADED : { kind: "text", text: "Answered once the provider recovered." };
+    case "retry-after-long":
+      // Overloaded, and come back in an hour: opencode sleeps through such a wait on its own.
+      return { ...OVERLOADED, headers: { "retry-after": "3600" } } as Reply;
     case "overloaded":
       // The primary model stays overloaded; any other model answers (what --fallback-model is for).
       return body.model === "fake-model" ? OVERLOADED : { kind: "text", text: `Answered by ${body.model}.` };

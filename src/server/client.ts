@@ -83,7 +83,10 @@ export class ServerClient {
   private readonly base: string;
   private readonly headers: Record<string, string>;
 
-  constructor(url: URL, auth: ServerAuth) {
+  constructor(
+    url: URL,
+    readonly auth: ServerAuth,
+  ) {
     this.shown = displayUrl(url);
     this.base = this.shown;
     this.headers = auth

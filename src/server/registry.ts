@@ -69,10 +69,14 @@ export function readServers(env: NodeJS.ProcessEnv): ManagedServer[] {
   return servers.sort((a, b) => a.started_at.localeCompare(b.started_at));
 }
 
-/** The managed server at this URL (compared without credentials and trailing slash), if any. */
+/**
+ * The managed server at this URL (compared without credentials and trailing slash), if any: the
+ * newest one alive when a server was restarted on the same port and a dead one left its record.
+ */
 export function findServer(env: NodeJS.ProcessEnv, url: string): ManagedServer | null {
   const key = url.replace(/\/$/, "");
-  return readServers(env).find((s) => s.url.replace(/\/$/, "") === key) ?? null;
+  const matches = readServers(env).filter((s) => s.url.replace(/\/$/, "") === key);
+  return [...matches].reverse().find((s) => isAlive(s.pid)) ?? matches.at(-1) ?? null;
 }
 
 export function isAlive(pid: number): boolean {

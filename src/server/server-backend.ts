@@ -100,7 +100,19 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
   // A server oc-exec started: its password and its sandbox, from its record.
   const managed = findServer(spec.env, displayUrl(parsed.url));
   const auth = serverAuth(parsed.auth, spec.env, managed);
-  const client = new ServerClient(parsed.url, auth);
+  let client = new ServerClient(parsed.url, auth);
+  // A server oc-exec restarted at the same URL (between the attempts of a --retry) has a new password:
+  // its record says which; each turn opened after that uses it.
+  const fromRecord = managed !== null && auth?.password === managed.password;
+  const currentClient = (redactor: ResolvedTurn["redactor"]): ServerClient => {
+    if (!fromRecord) return client;
+    const now = findServer(spec.env, displayUrl(parsed.url));
+    if (now && now.password !== client.auth?.password) {
+      redactor.add(now.password);
+      client = new ServerClient(parsed.url, { username: now.username, password: now.password });
+    }
+    return client;
+  };
   const opencode = { path: null, version: null as string | null, url: displayUrl(parsed.url) };
   try {
     opencode.version = (await client.health()).version;
@@ -150,6 +162,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       };
     },
     async open(turn, input) {
+      const client = currentClient(turn.redactor);
       // The policy reaches the server as the session's rules; OPENCODE_PERMISSION does too, since the
       // server cannot see this process's environment.
       const inherited = turn.env.OPENCODE_PERMISSION ? safeJson(turn.env.OPENCODE_PERMISSION) : null;

@@ -6,6 +6,7 @@
 // One turn core hears every attempt, so usage, cost, steps and budgets cover them all and only the
 // last attempt decides the class. Returns what it found.
 import type { Backend, OpenedTurn, TurnInput } from "../backend/backend.js";
+import type { OutcomeClass } from "../contract/exit-codes.js";
 import type { EventOf } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
@@ -60,45 +61,66 @@ export async function runAttempts(
   const facts = core.normalizer.facts;
   const refused: (() => string[])[] = [];
   const failed: FailedAttempt[] = [];
-  let opened = first;
+  // The attempt to run; null when it could not be opened because the server was unreachable (being
+  // restarted, say): that is transient too.
+  let opened: (OpenedTurn & { input: TurnInput }) | null = first;
+  let last = first;
+  let unreachable: { name: string; message: string } | null = null;
   let ran: SourceRun | null = null;
   let attempt = 1;
+  const result = (problem: Attempts["problem"]): Attempts => ({
+    ran,
+    opened: last,
+    problem,
+    refused,
+    attempts: attempt,
+    failed,
+  });
   for (;;) {
-    if (opened.refused) refused.push(opened.refused);
-    if (control.reason !== null) break;
-    ran = await runSource(opened.source, options, core, control, deadline);
-    if (attempt >= models.length) break;
-    // Settle what this attempt left pending, then judge it as if it were the last.
-    core.normalizer.finish();
-    const outcome = classifyOutcome(facts, endOf(ran), options.labels);
-    const transient = transientFailure(outcome, endOf(ran));
-    if (!transient) break;
+    let failure: { class: OutcomeClass; cause: { name: string; message: string } };
+    if (opened) {
+      if (opened.refused) refused.push(opened.refused);
+      if (control.reason !== null) break;
+      ran = await runSource(opened.source, options, core, control, deadline);
+      if (attempt >= models.length) break;
+      // Settle what this attempt left pending, then judge it as if it were the last.
+      core.normalizer.finish();
+      const outcome = classifyOutcome(facts, endOf(ran), options.labels);
+      const transient = transientFailure(outcome, endOf(ran));
+      if (!transient) break;
+      failure = { class: outcome.class, cause: transient };
+    } else {
+      if (attempt >= models.length || control.reason !== null) return result(unreachable);
+      failure = { class: "agent_error", cause: unreachable! };
+    }
     const wait = retryWait(attempt + 1, options.retryDelayMs, options.retryMaxDelayMs);
+    const { cause } = failure;
     // No time left for another attempt: the class stands, and the stream says why.
     if (deadline !== null && Date.now() + wait >= deadline) {
       core.normalizer.warning(
         "retry_skipped",
-        `attempt ${attempt} failed (${transient.name}: ${transient.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
+        `attempt ${attempt} failed (${cause.name}: ${cause.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
       );
+      if (!opened) return result(unreachable);
       break;
     }
-    const sessionId = facts.sessionId ?? opened.ops.sessionId ?? facts.logSessionId;
+    const sessionId = facts.sessionId ?? last.ops.sessionId ?? facts.logSessionId;
     const model = models[attempt] ?? null;
     core.emit({
       type: "retry",
       failed_attempt: attempt,
-      class: outcome.class,
-      name: transient.name,
-      message: transient.message,
+      class: failure.class,
+      name: cause.name,
+      message: cause.message,
       wait_ms: wait,
       model,
       resumed: sessionId !== null,
     });
     failed.push({
       attempt,
-      class: outcome.class,
-      name: transient.name,
-      message: transient.message,
+      class: failure.class,
+      name: cause.name,
+      message: cause.message,
       model: facts.model ?? models[attempt - 1] ?? null,
     });
     if (await interruptedDuring(wait, control)) break;
@@ -111,15 +133,21 @@ export async function runAttempts(
         : await backend.open(
             { ...options, model, session: sessionId, continue: false, fork: false },
             {
-              prompt: resumePrompt(transient, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
+              prompt: resumePrompt(cause, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
               title: null,
               policy: first.input.policy,
             },
           );
-    if ("problem" in next) return { ran, opened, problem: next.problem, refused, attempts: attempt, failed };
+    if ("problem" in next) {
+      if (next.problem.name !== "ServerUnreachable") return result(next.problem);
+      opened = null;
+      unreachable = next.problem;
+      continue;
+    }
     opened = { ...next, input: first.input };
+    last = opened;
   }
-  return { ran, opened, problem: null, refused, attempts: attempt, failed };
+  return result(null);
 }
 
 /** Waits; resolves true at once when the turn is stopped meanwhile (a signal). */

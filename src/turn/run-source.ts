@@ -2,6 +2,8 @@
 // budgets, and stops the source through one path (signals, timeouts, budgets, a blocked prompt, a
 // bug of ours). While the consumer is behind, the source is held back (flow control). Returns what
 // it found; it writes no shared state.
+
+import { formatDuration } from "../duration.js";
 import type { UpstreamSource } from "../events/upstream-source.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { checkBudgets, turnBudgets, turnUse } from "../outcome/budget.js";
@@ -57,8 +59,19 @@ export async function runSource(
     deadline === null || options.timeoutMs === null ? options.timeoutMs : Math.max(1, deadline - Date.now());
   const timers = new TurnTimers(
     { turnMs, startupMs: options.startupTimeoutMs, idleMs: options.idleTimeoutMs },
-    // The turn's timeout is reported as the user set it, however much of it this source had left.
-    (kind, ms) => stop({ kind: "timeout", timeout: kind, ms: kind === "turn" ? (options.timeoutMs ?? ms) : ms }),
+    (kind, ms) => {
+      // Silence while opencode waits to retry a failed model call is the provider's doing, not a stall.
+      const waiting = normalizer.facts.waitingToRetry;
+      if (kind === "idle" && waiting)
+        return stop({
+          kind: "retry_wait",
+          cause: waiting.cause,
+          waitMs: null,
+          limit: `${options.labels.idleTimeoutMs} ${formatDuration(ms, "exact")}`,
+        });
+      // The turn's timeout is reported as the user set it, however much of it this source had left.
+      stop({ kind: "timeout", timeout: kind, ms: kind === "turn" ? (options.timeoutMs ?? ms) : ms });
+    },
   );
 
   // A bug in our own line handling must not crash the process or lose the result: record it,
@@ -86,6 +99,8 @@ export async function runSource(
         timers.firstJson();
       } else if (!sawJson) timers.signOfLife();
       if (normalizer.facts.blockedOnPrompt) stop({ kind: "blocked" });
+      const tooLong = retryWaitTooLong(normalizer.facts.waitingToRetry, options, deadline);
+      if (tooLong) stop(tooLong);
       const check = checkBudgets(turnUse(normalizer.facts), budgets, warned);
       for (const w of check.warnings) normalizer.warning(w.code, w.message);
       if (check.exceeded) stop(check.exceeded);
@@ -122,4 +137,33 @@ export async function runSource(
     unsubscribe();
     unsubscribeFlow();
   }
+}
+
+/**
+ * A wait opencode announced (a server's retry event says when it will call again) that the turn
+ * cannot afford: past --timeout, or, with --retry, longer than --retry-max-delay (oc-exec's own
+ * attempt would come sooner than opencode's).
+ */
+function retryWaitTooLong(
+  waiting: { cause: string; until: number | null } | null,
+  options: ResolvedTurn,
+  deadline: number | null,
+): StopReason | null {
+  if (!waiting || waiting.until === null) return null;
+  const waitMs = Math.max(0, waiting.until - Date.now());
+  if (deadline !== null && waiting.until > deadline)
+    return {
+      kind: "retry_wait",
+      cause: waiting.cause,
+      waitMs,
+      limit: `${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
+    };
+  if (options.retry > 0 && waitMs > options.retryMaxDelayMs)
+    return {
+      kind: "retry_wait",
+      cause: waiting.cause,
+      waitMs,
+      limit: `${options.labels.retryMaxDelayMs} ${formatDuration(options.retryMaxDelayMs, "exact")}`,
+    };
+  return null;
 }

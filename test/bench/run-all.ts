@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -606,6 +606,43 @@ async function sandboxBench(): Promise<void> {
   home.cleanup();
 }
 
+/**
+ * A turn with --retry and --verify configured but not triggered (no failure, a check that passes at
+ * once) against the same turn without them, alternating: what being ready to retry and check costs.
+ */
+async function retryBench(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const env = { ...home.env };
+  const turn = (armed: boolean) =>
+    measure(
+      process.execPath,
+      [BIN, "-q", ...(armed ? ["--retry", "2", "--verify", "true"] : []), "--dir", home.workspace, "scenario:plain x"],
+      { env },
+    );
+  await turn(false);
+  await turn(true);
+  const bare: number[] = [];
+  const armed: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const [first, second] = i % 2 ? [true, false] : [false, true];
+    const a = await turn(first);
+    const b = await turn(second);
+    const [plain, with_] = first ? [b, a] : [a, b];
+    bare.push(plain.ms);
+    armed.push(with_.ms);
+    ratios.push(with_.ms / plain.ms);
+  }
+  out("retry and verify: a turn with --retry 2 --verify true that needs neither, against the same turn without");
+  out(`  without ${f(median(bare), 0)} ms, with ${f(median(armed), 0)} ms (medians of ${pairs})`);
+  out(
+    `  ratio with / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.0 + noise; the check is one /bin/sh)`,
+  );
+  await server.close();
+  home.cleanup();
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -618,3 +655,4 @@ if (want("overhead")) await overhead();
 if (want("warm")) await warm();
 if (want("batch")) await batchBench();
 if (want("sandbox")) await sandboxBench();
+if (want("retry")) await retryBench();

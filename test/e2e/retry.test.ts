@@ -2,11 +2,15 @@
 // a stall on the first attempt, a provider overloaded for longer than opencode's own retries, an
 // authentication error (never retried), a fallback model, and a wait that would pass --timeout.
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
 import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
-import { useWarmServer } from "../support/warm-server.js";
+import { waitFor } from "../support/procs.js";
+import { killServer, readRecords, useWarmServer } from "../support/warm-server.js";
 
 const e2e = useE2E();
 const warm = useWarmServer(e2e);
@@ -118,5 +122,99 @@ describe("--retry against an unreliable provider", () => {
     expect(run.result).toMatchObject({ attempts: 2, text: "Answered by fake-backup.", model: "fake/fake-backup" });
     expect(ofType(run.events, "retry")[0]).toMatchObject({ model: "fake/fake-backup" });
     expect(ofType(run.events, "step.finished").at(-1)).toMatchObject({ attempt: 2 });
+  }, 120_000);
+});
+
+describe("a provider's long Retry-After: no sleeping through the turn", () => {
+  it("opencode run: silent while opencode waits to retry, past --idle-timeout: api_error (exit 4), not a stall, not retried", async () => {
+    const m = mark();
+    const run = await e2e.run([
+      "--idle-timeout",
+      "3s",
+      "--retry",
+      "2",
+      "--retry-delay",
+      "0",
+      `scenario:retry-after-long ${m}`,
+    ]);
+    expect(run.code).toBe(4);
+    expect(run.result.error).toMatchObject({
+      name: "APIError",
+      message:
+        "opencode was waiting to retry a failed model call (AI_APICallError: Overloaded), longer than --idle-timeout 3s allows; oc-exec stopped the turn instead of sleeping through it",
+    });
+    expect(run.result.attempts).toBe(1);
+    expect(e2e.requestsFor(m)).toHaveLength(1);
+  }, 60_000);
+
+  it("--attach: the server says when it will retry; a wait past --timeout stops the turn at once, exit 4", async () => {
+    const m = mark();
+    const started = Date.now();
+    const run = await e2e.run(["--attach", warm.url, "--timeout", "60s", `scenario:retry-after-long ${m}`]);
+    expect(run.code).toBe(4);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.result.error?.message).toMatch(
+      /^opencode was waiting to retry a failed model call \(Provider is overloaded\) for (59m\d+s|60m0s), longer than --timeout 1m allows; oc-exec stopped the turn instead of sleeping through it$/,
+    );
+  }, 60_000);
+});
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+describe("--attach: the server killed and restarted between attempts", () => {
+  it("the server lost mid-turn, the same URL up again: success on a later attempt, in the same session", async () => {
+    const port = await freePort();
+    const dir = e2e.workspace();
+    const start = () =>
+      e2e.runRaw(["server", "start", "--port", String(port), "--idle-timeout", "0", "--dir", dir], { cwd: dir });
+    const first = await start();
+    expect(first.code, first.stderr).toBe(0);
+    const url = first.stdout.trim();
+    const records = () => readRecords(e2e.home.env.XDG_STATE_HOME!).filter((r) => r.url === url);
+    const gate = join(dir, "gate");
+    const m = mark();
+    const turn = e2e.run(
+      [
+        "--attach",
+        url,
+        "--retry",
+        "4",
+        "--retry-delay",
+        "2s",
+        "--retry-max-delay",
+        "2s",
+        `scenario:gated gate:${gate} ${m}`,
+      ],
+      { cwd: dir },
+    );
+    try {
+      await waitFor(() => e2e.requestsFor(m).length >= 1, 30_000, "the first model call");
+      await killServer(records()[0]!);
+      const second = await start();
+      expect(second.code, second.stderr).toBe(0);
+      writeFileSync(gate, "");
+      const run = await turn;
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.result).toMatchObject({ class: "success", text: "The gate opened." });
+      expect(run.result.attempts).toBeGreaterThanOrEqual(2);
+      expect(["ServerLost", "EventStreamLost"]).toContain(run.result.failed_attempts?.[0]?.name);
+      const sessions = new Set(run.events.flatMap((e) => (e.session_id ? [e.session_id] : [])));
+      expect(sessions.size).toBe(1);
+      // The restarted server's new password never shows.
+      const live = records().at(-1)!;
+      expect(run.stdout + run.stderr).not.toContain(live.password);
+    } finally {
+      writeFileSync(gate, "");
+      await turn.catch(() => undefined);
+      await e2e.runRaw(["server", "stop", url]);
+      for (const r of records()) await killServer(r);
+    }
   }, 120_000);
 });

@@ -74,6 +74,11 @@ describe("transient failures: the one table", () => {
     expect(transientFailure(agent("StreamEnded"), end())).toBeNull();
   });
 
+  it("never: a provider's wait longer than the turn allows (retry_wait), though the class is api_error", () => {
+    const stop = { kind: "retry_wait" as const, cause: "Overloaded", waitMs: 3_600_000, limit: "--timeout 60s" };
+    expect(transientFailure(api(529), end({ stop }))).toBeNull();
+  });
+
   it("never: configuration, budgets, approvals, context overflow, signals to oc-exec, success", () => {
     for (const cls of [
       "config_error",
