@@ -47,6 +47,10 @@ function labelsFor(task: Task, batch: OptionLabels): OptionLabels {
  */
 const workspaceOf = (task: Task, dir: string) => resolve(dir, task.dir ?? ".");
 
+/** Whether a task may make more than one attempt: its own retry or fallback, else the batch's. */
+export const retries = (task: Task, defaults: TaskDefaults) =>
+  (task.retry ?? defaults.retry ?? 0) > 0 || (task.fallback_model ?? defaults.fallbackModel) !== undefined;
+
 export function planTasks(
   tasks: Task[],
   defaults: TaskDefaults,
@@ -81,6 +85,8 @@ export function planTasks(
           verify: task.verify ?? defaults.verify,
           retry: task.retry ?? defaults.retry,
           fallbackModel: task.fallback_model ?? defaults.fallbackModel,
+          // The batch's waits between attempts are for the tasks that make more than one.
+          ...(retries(task, defaults) ? {} : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
           // A task that turns the batch's checks off ([]) takes none of their limits either.
           ...(task.verify?.length === 0 ? { verifyTimeoutMs: undefined, verifyAttempts: undefined } : {}),
         },

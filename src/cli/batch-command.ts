@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import type { Backend } from "../backend/backend.js";
 import { makeBackend } from "../backend/make-backend.js";
 import { type MergeInput, mergeStreams } from "../batch/merge.js";
-import { planTasks, type SandboxGroup, sandboxGroups } from "../batch/plan.js";
+import { planTasks, retries, type SandboxGroup, sandboxGroups } from "../batch/plan.js";
 import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
 import type { PlannedTask } from "../batch/run-batch.js";
 import { runBatch } from "../batch/run-batch.js";
@@ -184,7 +184,23 @@ async function runBatchCommand(
     fallbackModel: flags.fallbackModel,
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
-  const checked = resolveTurnOptions({ ...defaults, prompt: "check" }, { labels: TASK_FLAG_LABELS });
+  // --retry-delay serves the tasks that retry (their own retry, or --retry): a flag for none is idle.
+  const anyRetries = tasks.some((t) => retries(t, defaults));
+  if (!anyRetries && (defaults.retryDelayMs !== undefined || defaults.retryMaxDelayMs !== undefined))
+    throw new ConfigError(
+      `${defaults.retryDelayMs !== undefined ? "--retry-delay" : "--retry-max-delay"} needs --retry (or a task's retry): without another attempt it would do nothing`,
+      "UsageError",
+    );
+  const checked = resolveTurnOptions(
+    {
+      ...defaults,
+      prompt: "check",
+      ...((defaults.retry ?? 0) > 0 || defaults.fallbackModel !== undefined
+        ? {}
+        : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
+    },
+    { labels: TASK_FLAG_LABELS },
+  );
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,

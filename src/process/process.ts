@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import type { Invocation } from "../opencode/invocation.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import type { ProcessEnd } from "../outcome/classify.js";
+import { guardMark } from "./orphan-guard.js";
 
 export type RunningProcess = {
   pid: number | undefined;
@@ -40,7 +41,8 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   // node:child_process, not execa: the turn's one process needs none of execa's conveniences, and
   // loading execa (164 KB of the bundle) before the spawn cost every turn its start-up time.
   const child = spawn(invocation.file, invocation.args, {
-    env: invocation.env,
+    // Marked, so that a watcher ends it and its tools if oc-exec is killed outright (orphan-guard.ts).
+    env: { ...invocation.env, ...guardMark() },
     cwd: invocation.cwd,
     detached: true, // its own process group, so signals reach the tools it starts
     stdio: ["pipe", "pipe", "pipe"],

@@ -218,3 +218,39 @@ describe("--attach: the server killed and restarted between attempts", () => {
     }
   }, 120_000);
 });
+
+describe("--retry in a batch and --verify in a conversation", () => {
+  it("a task's retry: the task recovers on attempt 2, and batch.result counts the retry", async () => {
+    const dir = e2e.workspace();
+    const tasks = [
+      { id: "flaky", prompt: `scenario:overloaded-once ${mark()}`, retry: 1 },
+      { id: "steady", prompt: `scenario:plain ${mark()}` },
+    ];
+    writeFileSync(join(dir, "tasks.jsonl"), `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
+    const run = await e2e.runRaw(["batch", "tasks.jsonl", "--retry-delay", "0"], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    expect(summary.retries).toBe(1);
+    expect(
+      Object.fromEntries(
+        summary.tasks.map((t: { id: string; class: string; attempts?: number }) => [t.id, [t.class, t.attempts]]),
+      ),
+      // A task that may not retry carries no attempts.
+    ).toEqual({ flaky: ["success", 2], steady: ["success", undefined] });
+  }, 120_000);
+
+  it("a conversation checks each turn: the first is sent back once, the second passes at once", async () => {
+    const dir = e2e.workspace();
+    const lines = [`{"prompt": "scenario:verify-fix ${mark()}"}`, `{"prompt": "scenario:plain ${mark()}"}`].join("\n");
+    const run = await e2e.run(["--input-format", "jsonl", "--auto", "--verify", "test -f fixed.txt"], {
+      cwd: dir,
+      stdin: `${lines}\n`,
+    });
+    const results = run.events.filter((e) => e.type === "result");
+    expect(results.map((r) => r.type === "result" && [r.turn, r.class, r.verification?.rounds])).toEqual([
+      [1, "success", 2],
+      [2, "success", 1],
+    ]);
+    expect(run.events.at(-1)).toMatchObject({ type: "conversation.result", exit_code: 0 });
+  }, 120_000);
+});
