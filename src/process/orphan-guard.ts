@@ -30,21 +30,26 @@ export function guardMark(): Record<string, string> {
   if (process.platform !== "linux") return {};
   if (mark === null) {
     mark = randomUUID();
-    try {
-      watcher = spawn("/bin/sh", ["-c", WATCHER, "oc-exec-guard", mark], {
-        // Its own session: a Ctrl-C to our group must not end it before it has looked.
-        detached: true,
-        stdio: ["pipe", "ignore", "ignore"],
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      });
-      watcher.on("error", () => {});
-      watcher.stdin?.on("error", () => {});
-      // Held open, never written: it must not keep oc-exec's event loop alive.
-      (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-      watcher.unref();
-    } catch {
-      // No shell: nothing watches, as before.
-    }
+    // After the spawn that asked for the mark, off the path to opencode's start.
+    setImmediate(startWatcher, mark);
   }
   return { [GUARD_VARIABLE]: mark };
+}
+
+function startWatcher(value: string): void {
+  try {
+    watcher = spawn("/bin/sh", ["-c", WATCHER, "oc-exec-guard", value], {
+      // Its own session: a Ctrl-C to our group must not end it before it has looked.
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
+    watcher.on("error", () => {});
+    watcher.stdin?.on("error", () => {});
+    // Held open, never written: it must not keep oc-exec's event loop alive.
+    (watcher.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    watcher.unref();
+  } catch {
+    // No shell: nothing watches, as before.
+  }
 }
