@@ -35,7 +35,7 @@ import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
-import { FLAG_LABELS, TASK_FLAG_LABELS } from "./flags.js";
+import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./main.js";
 
 export type BatchFlags = {
@@ -57,18 +57,7 @@ export type BatchFlags = {
   shard?: string;
   opencode?: string;
   quiet?: boolean;
-  sandbox?: string;
-  writable?: string[];
-  allowHost?: string[];
-  passEnv?: string[];
-  verify?: string[];
-  verifyTimeout?: string;
-  verifyAttempts?: string;
-  retry?: string;
-  retryDelay?: string;
-  retryMaxDelay?: string;
-  fallbackModel?: string;
-};
+} & WorkFlags;
 
 /**
  * Default concurrency: twice the cores, from 2 to 8. A turn mostly waits on the model; what the
@@ -170,18 +159,7 @@ async function runBatchCommand(
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
     // The sandbox of tasks that name none: their server's, which their tools run in.
     sandbox: flags.sandbox as RunTurnOptions["sandbox"],
-    writable: flags.writable,
-    allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
-    passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
-    verify: flags.verify,
-    verifyTimeoutMs:
-      flags.verifyTimeout === undefined ? undefined : parseDurationFlag(flags.verifyTimeout, "--verify-timeout"),
-    verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
-    retry: count(flags.retry, "--retry"),
-    retryDelayMs: flags.retryDelay === undefined ? undefined : parseDurationFlag(flags.retryDelay, "--retry-delay"),
-    retryMaxDelayMs:
-      flags.retryMaxDelay === undefined ? undefined : parseDurationFlag(flags.retryMaxDelay, "--retry-max-delay"),
-    fallbackModel: flags.fallbackModel,
+    ...workOptions(flags),
   };
   // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
   // --retry-delay serves the tasks that retry (their own retry, or --retry): a flag for none is idle.

@@ -10,7 +10,54 @@ import type { OptionLabels } from "../outcome/labels.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
 
-export type RawFlags = {
+/** The sandbox's, the checks' and the attempts' flags: a turn's and a batch's, worded once (program.ts). */
+export type WorkFlags = {
+  sandbox?: string;
+  writable?: string[];
+  allowHost?: string[];
+  passEnv?: string[];
+  verify?: string[];
+  verifyTimeout?: string;
+  verifyAttempts?: string;
+  retry?: string;
+  retryDelay?: string;
+  retryMaxDelay?: string;
+  fallbackModel?: string;
+};
+
+/** Those flags as the library's options (the resolver checks what they say). */
+export function workOptions(
+  flags: WorkFlags,
+): Pick<
+  RunTurnOptions,
+  | "writable"
+  | "allowHosts"
+  | "passEnv"
+  | "verify"
+  | "verifyTimeoutMs"
+  | "verifyAttempts"
+  | "retry"
+  | "retryDelayMs"
+  | "retryMaxDelayMs"
+  | "fallbackModel"
+> {
+  const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
+  const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
+  return {
+    writable: flags.writable,
+    allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
+    passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+    verify: flags.verify,
+    verifyTimeoutMs: duration(flags.verifyTimeout, "--verify-timeout"),
+    verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
+    retry: count(flags.retry, "--retry"),
+    retryDelayMs: duration(flags.retryDelay, "--retry-delay"),
+    retryMaxDelayMs: duration(flags.retryMaxDelay, "--retry-max-delay"),
+    fallbackModel: flags.fallbackModel,
+  };
+}
+
+export type RawFlags = WorkFlags & {
   model?: string;
   agent?: string;
   variant?: string;
@@ -22,10 +69,6 @@ export type RawFlags = {
   pure?: boolean;
   auto?: boolean;
   fullAuto?: boolean;
-  sandbox?: string;
-  writable?: string[];
-  allowHost?: string[];
-  passEnv?: string[];
   redactEnv?: string[];
   dangerouslySkipPermissions?: boolean;
   opencode?: string;
@@ -56,13 +99,6 @@ export type RawFlags = {
   color?: "auto" | "always" | "never";
   version?: boolean;
   failOn?: string[];
-  verify?: string[];
-  verifyTimeout?: string;
-  verifyAttempts?: string;
-  retry?: string;
-  retryDelay?: string;
-  retryMaxDelay?: string;
-  fallbackModel?: string;
   rehearse?: string;
   attach?: string;
   textDeltas?: boolean;
@@ -194,9 +230,7 @@ export function optionsFromFlags(
       deny: flags.deny ? splitList(flags.deny) : undefined,
       auto: flags.auto || flags.dangerouslySkipPermissions || flags.fullAuto || undefined,
       sandbox: sandboxFlag(flags),
-      writable: flags.writable,
-      allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
-      passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+      ...workOptions(flags),
       redactEnv: flags.redactEnv ? splitList(flags.redactEnv) : undefined,
       config: config.length > 0 ? config : undefined,
       files: flags.file,
@@ -214,13 +248,7 @@ export function optionsFromFlags(
       includeRaw: flags.includeRaw,
       // Typed for library callers; a word the CLI was given is checked by the resolver, naming --fail-on.
       failOn: flags.failOn ? (splitList(flags.failOn) as FailOn[]) : undefined,
-      verify: flags.verify,
-      verifyTimeoutMs: duration(flags.verifyTimeout, "--verify-timeout"),
-      verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
-      retry: count(flags.retry, "--retry"),
-      retryDelayMs: duration(flags.retryDelay, "--retry-delay"),
-      retryMaxDelayMs: duration(flags.retryMaxDelay, "--retry-max-delay"),
-      fallbackModel: flags.fallbackModel,
+
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

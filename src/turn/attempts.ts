@@ -10,10 +10,10 @@ import type { OutcomeClass } from "../contract/exit-codes.js";
 import type { EventOf } from "../contract/schema.js";
 import { formatDuration } from "../duration.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
-import { classifyOutcome, type TurnEnd } from "../outcome/classify.js";
+import { classifyOutcome } from "../outcome/classify.js";
 import { retryWait, transientFailure } from "../outcome/transient.js";
 import type { TurnControl } from "./control.js";
-import { runSource, type SourceRun } from "./run-source.js";
+import { runSource, type SourceRun, sourceEnd } from "./run-source.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 
@@ -42,15 +42,6 @@ export function attemptModels(options: Pick<ResolvedTurn, "model" | "retry" | "f
 export function resumePrompt(cause: { name: string; message: string }, schema: string): string {
   return `Your previous attempt at this task was interrupted (${cause.name}: ${cause.message}). Continue from where it stopped and finish the task.${schema}`;
 }
-
-const endOf = (ran: SourceRun): TurnEnd => ({
-  stop: ran.stop,
-  launchError: ran.failure,
-  internalError: ran.internalError,
-  process: ran.process,
-  outputError: null,
-  lost: ran.lost,
-});
 
 export async function runAttempts(
   first: OpenedTurn & { input: TurnInput },
@@ -85,8 +76,8 @@ export async function runAttempts(
       if (attempt >= models.length) break;
       // Settle what this attempt left pending, then judge it as if it were the last.
       core.normalizer.finish();
-      const outcome = classifyOutcome(facts, endOf(ran), options.labels);
-      const transient = transientFailure(outcome, endOf(ran));
+      const outcome = classifyOutcome(facts, sourceEnd(ran), options.labels);
+      const transient = transientFailure(outcome, sourceEnd(ran));
       if (!transient) break;
       failure = { class: outcome.class, cause: transient };
     } else {

@@ -7,7 +7,7 @@ import { formatDuration } from "../duration.js";
 import type { UpstreamSource } from "../events/upstream-source.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { checkBudgets, turnBudgets, turnUse } from "../outcome/budget.js";
-import type { ProcessEnd, StopReason } from "../outcome/classify.js";
+import type { ProcessEnd, StopReason, TurnEnd } from "../outcome/classify.js";
 import type { TurnControl } from "./control.js";
 import { TurnTimers } from "./timers.js";
 import type { TurnCore } from "./turn-core.js";
@@ -23,6 +23,16 @@ export type SourceRun = {
   lost: { name: string; message: string } | null;
   internalError: { message: string } | null;
 };
+
+/** How a source run ended, as the classifier reads it before the work after the turn. */
+export const sourceEnd = (ran: SourceRun): TurnEnd => ({
+  stop: ran.stop,
+  launchError: ran.failure,
+  internalError: ran.internalError,
+  process: ran.process,
+  outputError: null,
+  lost: ran.lost,
+});
 
 const messageOf = (error: unknown) => (error instanceof Error ? (error.stack ?? error.message) : String(error));
 

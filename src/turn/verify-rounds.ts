@@ -9,7 +9,7 @@ import type { ResolvedTurn } from "../options/resolve-options.js";
 import { type CheckFailure, classifyOutcome, type StopReason, type TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
 import type { TurnControl } from "./control.js";
-import { runSource, type SourceRun } from "./run-source.js";
+import { runSource, type SourceRun, sourceEnd } from "./run-source.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 import { type CheckRun, repairPrompt, runCheck } from "./verify.js";
@@ -29,15 +29,7 @@ export type Verified = {
 
 /** Whether the turn, as it stands, would end in success (what the checks are for). */
 export function wouldSucceed(core: TurnCore, ran: SourceRun, options: ResolvedTurn): boolean {
-  const end: TurnEnd = {
-    stop: ran.stop,
-    launchError: ran.failure,
-    internalError: ran.internalError,
-    process: ran.process,
-    outputError: null,
-    lost: ran.lost,
-  };
-  return classifyOutcome(core.normalizer.facts, end, options.labels).class === "success";
+  return classifyOutcome(core.normalizer.facts, sourceEnd(ran), options.labels).class === "success";
 }
 
 export async function verifyRounds(

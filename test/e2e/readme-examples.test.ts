@@ -1,14 +1,14 @@
 // The README's shell examples run as written under `bash -euo pipefail` (GitHub Actions' shell is
 // `bash -eo pipefail`): every branch of the exit-code example is reachable.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE, FIXTURES } from "../support/fixtures.js";
 import { isAlive } from "../support/procs.js";
-import { BIN } from "../support/run-cli.js";
+import { BIN, runBash } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { readRecords } from "../support/warm-server.js";
 
@@ -59,20 +59,11 @@ describe("the README's warm-server script, as written, with the real opencode", 
     writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(bin, "oc-exec"), 0o755);
     const cwd = mkdtempSync(join(e2e.home.root, "warm-"));
-    // Asynchronous: the scripted model server answers from this process.
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn("bash", ["-euo", "pipefail", "-c", example("warm-server")], {
-        cwd,
-        env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
-        // As in a CI step: stdin is not a pipe someone holds open (that would cost each turn the
-        // stdin wait: see "stdin_timeout").
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    // As in a CI step: stdin is not a pipe someone holds open (that would cost each turn the stdin
+    // wait: see "stdin_timeout").
+    const run = await runBash(["-euo", "pipefail"], example("warm-server"), {
+      cwd,
+      env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
     });
     expect(run.stderr).toMatch(/stopped http:\/\/127\.0\.0\.1:\d+/);
     expect(run.code).toBe(0);
@@ -112,16 +103,7 @@ describe("the README's batch and conversation examples, as written, with the rea
     const bin = mkdtempSync(join(e2e.home.root, "bin-"));
     writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(bin, "oc-exec"), 0o755);
-    return new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn("bash", [...shell, "-c", example(name)], {
-        cwd,
-        env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
-        stdio: ["ignore", "pipe", "ignore"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.on("close", (code) => resolve({ code, stdout }));
-    });
+    return runBash(shell, example(name), { cwd, env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` } });
   };
 
   it("batch: three tasks in their packages, every task succeeds", async () => {

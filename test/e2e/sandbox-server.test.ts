@@ -3,7 +3,6 @@
 // same prompt-injected agent as test/e2e/sandbox.test.ts attacks it through --attach; a turn
 // that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
 // stopping the server leaves no process, socket or record.
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +20,7 @@ import {
   useCanary,
 } from "../support/escape.js";
 import { waitFor } from "../support/procs.js";
-import { BIN } from "../support/run-cli.js";
+import { BIN, runBash } from "../support/run-cli.js";
 import { killServer, readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
@@ -230,18 +229,7 @@ describe.skipIf(skip)("docs/sandbox.md's server example, as written, with the re
       writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
       chmodSync(join(bin, "oc-exec"), 0o755);
       const before = readRecords(e2e.home.env.XDG_STATE_HOME!).length;
-      const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn("bash", [...flags, "-c", script], {
-          cwd,
-          env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-        child.on("close", (code) => resolve({ code, stdout, stderr }));
-      });
+      const run = await runBash(flags, script, { cwd, env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` } });
       expect(run.code, run.stderr.slice(-800)).toBe(0);
       const lines = run.stdout.trim().split("\n");
       expect(JSON.parse(lines[0]!)).toMatchObject({ mode: "workspace-write", refused_connections: 0 });

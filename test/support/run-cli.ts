@@ -83,3 +83,22 @@ export function eventsOf<T extends OcEvent["type"]>(
 ): Extract<OcEvent, { type: T }>[] {
   return run.events.filter((e): e is Extract<OcEvent, { type: T }> => e.type === type);
 }
+
+/**
+ * A shell script as a CI step runs it (`bash -e …`), asynchronously (a scripted model server in this
+ * process must answer meanwhile), stdin not a pipe anyone holds open.
+ */
+export function runBash(
+  flags: string[],
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", [...flags, "-c", script], { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { readPrompt } from "../../src/cli/prompt.js";
 import { TurnTimers } from "../../src/turn/timers.js";
 
@@ -15,9 +15,14 @@ const stdinOf = (text: string | null, tty = false) => {
 };
 
 describe("readPrompt", () => {
-  const dir = mkdtempSync(join(tmpdir(), "oc-exec-prompt-"));
-  const file = join(dir, "task.md");
-  writeFileSync(file, "From the file.");
+  // Made in beforeAll: a run filtered past these tests (-t) must not leave the directory behind.
+  let dir = "";
+  let file = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "oc-exec-prompt-"));
+    file = join(dir, "task.md");
+    writeFileSync(file, "From the file.");
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("joins arguments, the prompt file and piped stdin with blank lines, in that order", async () => {

@@ -3,7 +3,7 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeModels } from "../../src/cli/doctor.js";
 import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
@@ -277,12 +277,18 @@ describe("doctor's model line", () => {
 });
 
 describe("locating opencode", () => {
-  const dir = mkdtempSync(join(tmpdir(), "oc-exec-locate-"));
-  const exe = join(dir, "opencode");
-  writeFileSync(exe, "#!/bin/sh\n");
-  chmodSync(exe, 0o755);
-  const plain = join(dir, "plain");
-  writeFileSync(plain, "");
+  // Made in beforeAll: a run filtered past these tests (-t) must not leave the directory behind.
+  let dir = "";
+  let exe = "";
+  let plain = "";
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "oc-exec-locate-"));
+    exe = join(dir, "opencode");
+    writeFileSync(exe, "#!/bin/sh\n");
+    chmodSync(exe, 0o755);
+    plain = join(dir, "plain");
+    writeFileSync(plain, "");
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("an explicit path wins, and must be an executable file", () => {
