@@ -2,7 +2,7 @@
 // a stall on the first attempt, a provider overloaded for longer than opencode's own retries, an
 // authentication error (never retried), a fallback model, and a wait that would pass --timeout.
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -159,14 +159,23 @@ describe("a provider's long Retry-After: no sleeping through the turn", () => {
   }, 60_000);
 });
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
+/**
+ * A free port below the kernel's ephemeral range (ip_local_port_range, 32768 and up here): a port
+ * from that range, once freed, can be taken by any outgoing connection on this busy machine before
+ * the server is restarted on it.
+ */
+async function freePort(): Promise<number> {
+  const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768;
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * Math.max(1, low - 20000));
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once("error", () => resolve(false));
+      probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+}
 
 describe("--attach: the server killed and restarted between attempts", () => {
   it("the server lost mid-turn, the same URL up again: success on a later attempt, in the same session", async () => {
