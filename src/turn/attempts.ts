@@ -30,6 +30,13 @@ export type Attempts = {
   failed: FailedAttempt[];
 };
 
+/**
+ * Why a later attempt could not open that another may get past: the server is down (restarting), or
+ * it refuses the password the first attempt was let in with (restarted, its new record not written
+ * yet).
+ */
+const SERVER_COMING_BACK = new Set(["ServerUnreachable", "ServerUnauthorized"]);
+
 /** The model of each attempt, in order: the model's (1 + retry), then the fallback's. */
 export function attemptModels(options: Pick<ResolvedTurn, "model" | "retry" | "fallbackModel">): (string | null)[] {
   const own = Array<string | null>(options.retry + 1).fill(options.model);
@@ -52,7 +59,7 @@ export async function runAttempts(
   const facts = core.normalizer.facts;
   const refused: (() => string[])[] = [];
   const failed: FailedAttempt[] = [];
-  // The attempt to run; null when it could not be opened because the server was unreachable (being
+  // The attempt to run; null when it could not be opened because the server was coming back (being
   // restarted, say): that is transient too.
   let opened: (OpenedTurn & { input: TurnInput }) | null = first;
   let last = first;
@@ -130,7 +137,7 @@ export async function runAttempts(
             },
           );
     if ("problem" in next) {
-      if (next.problem.name !== "ServerUnreachable") return result(next.problem);
+      if (!SERVER_COMING_BACK.has(next.problem.name)) return result(next.problem);
       opened = null;
       unreachable = next.problem;
       continue;

@@ -164,6 +164,27 @@ describe("a provider's long Retry-After: no sleeping through the turn", () => {
  * from that range, once freed, can be taken by any outgoing connection on this busy machine before
  * the server is restarted on it.
  */
+/** A probe for waitFor: true once nothing holds the port (a listener, or TIME_WAIT without reuse). */
+const portFree = (port: number) => {
+  let free = false;
+  let probing = false;
+  return () => {
+    if (!probing) {
+      probing = true;
+      const probe = createServer();
+      probe.once("error", () => {
+        probing = false;
+      });
+      probe.listen(port, "127.0.0.1", () =>
+        probe.close(() => {
+          free = true;
+        }),
+      );
+    }
+    return free;
+  };
+};
+
 async function freePort(): Promise<number> {
   const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768;
   for (;;) {
@@ -190,15 +211,16 @@ describe("--attach: the server killed and restarted between attempts", () => {
     const gate = join(dir, "gate");
     const m = mark();
     const turn = e2e.run(
+      // Attempts every 1.5–3 s for as long as the port may take to come back (see below).
       [
         "--attach",
         url,
         "--retry",
-        "4",
+        "60",
         "--retry-delay",
-        "2s",
+        "3s",
         "--retry-max-delay",
-        "2s",
+        "3s",
         `scenario:gated gate:${gate} ${m}`,
       ],
       { cwd: dir },
@@ -206,6 +228,9 @@ describe("--attach: the server killed and restarted between attempts", () => {
     try {
       await waitFor(() => e2e.requestsFor(m).length >= 1, 30_000, "the first model call");
       await killServer(records()[0]!);
+      // The killed server's own side of its connections stays in TIME_WAIT (up to 60 s), and
+      // opencode's listener does not reuse the address: the port is usable again only then.
+      await waitFor(portFree(port), 90_000, `port ${port} to be free again`);
       const second = await start();
       expect(second.code, second.stderr).toBe(0);
       writeFileSync(gate, "");
@@ -225,7 +250,7 @@ describe("--attach: the server killed and restarted between attempts", () => {
       await e2e.runRaw(["server", "stop", url]);
       for (const r of records()) await killServer(r);
     }
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("--retry in a batch and --verify in a conversation", () => {
