@@ -5,18 +5,16 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
 import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { BIN } from "../support/run-cli.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
 import { checkStream } from "../support/schema-check.js";
 import { workflowStep } from "../support/workflow-step.js";
 
 const e2e = useE2E();
 const workflow = readFileSync(new URL("../../docs/github-actions-pr-review.yml", import.meta.url), "utf8");
-const unavailable = await sandboxUnavailable(process.env);
-const skip = unavailable !== null && !process.env.CI;
-if (skip) console.warn(`\n*** SKIPPED: the PR review workflow's run (needs the sandbox): ${unavailable} ***\n`);
+const { skip } = await sandboxSkip("the PR review workflow's run (needs the sandbox)");
 
 const step = (name: string) => workflowStep(workflow, name);
 

@@ -6,7 +6,6 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
 import type { ManagedServer } from "../../src/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import {
@@ -21,12 +20,11 @@ import {
 } from "../support/escape.js";
 import { waitFor } from "../support/procs.js";
 import { BIN, runBash } from "../support/run-cli.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
 import { killServer, readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
-const unavailable = await sandboxUnavailable(process.env);
-const skip = unavailable !== null && !process.env.CI;
-if (skip) console.warn(`\n*** SKIPPED: sandboxed server tests (test/e2e/sandbox-server.test.ts): ${unavailable} ***\n`);
+const { skip } = await sandboxSkip("sandboxed server tests (test/e2e/sandbox-server.test.ts)");
 
 const hits = useCanary();
 

@@ -7,7 +7,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
-import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
 import { useE2E } from "../support/e2e.js";
 import {
   allText,
@@ -19,12 +18,10 @@ import {
   toolOutput,
   useCanary,
 } from "../support/escape.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
 
 const e2e = useE2E();
-const unavailable = await sandboxUnavailable(process.env);
-// Loud, in the test output, and never silent in CI: there the tests run and fail instead.
-const skip = unavailable !== null && !process.env.CI;
-if (skip) console.warn(`\n*** SKIPPED: sandbox tests (test/e2e/sandbox.test.ts): ${unavailable} ***\n`);
+const { unavailable, skip } = await sandboxSkip("sandbox tests (test/e2e/sandbox.test.ts)");
 
 const hits = useCanary();
 

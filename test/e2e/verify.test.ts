@@ -7,9 +7,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
-import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
 import type { ChatRequest } from "../../src/scripted/model-server.js";
 import { useE2E } from "../support/e2e.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
 import { useWarmServer } from "../support/warm-server.js";
 
 const e2e = useE2E();
@@ -190,9 +190,7 @@ describe("--verify: what it cannot do, and what stops it", () => {
   }, 60_000);
 });
 
-const unavailable = await sandboxUnavailable(process.env);
-const noSandbox = unavailable !== null && !process.env.CI;
-if (noSandbox) console.warn(`\n*** SKIPPED: --verify in the sandbox (test/e2e/verify.test.ts): ${unavailable} ***\n`);
+const { skip: noSandbox } = await sandboxSkip("--verify in the sandbox (test/e2e/verify.test.ts)");
 
 describe("--verify on every path", () => {
   it.skipIf(noSandbox)(
