@@ -23,6 +23,7 @@ for round in 1 2; do
 done`;
 
 let mark: string | null = null;
+/** Held for the life of the process: the pipe to the watcher must never be collected and closed. */
 let watcher: ChildProcess | null = null;
 
 /** The variable and value every process this oc-exec starts carries; starts the watcher once. */

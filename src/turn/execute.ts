@@ -27,6 +27,8 @@ export async function executeTurn(
   control: TurnControl,
 ): Promise<ResultEvent> {
   control.follow(options.signal);
+  // With another attempt possible, events carry their attempt and the result counts them.
+  const retrying = options.retry > 0 || options.fallbackModel !== null;
   // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
   const removed = removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels);
   const core = createTurnCore(
@@ -44,7 +46,7 @@ export async function executeTurn(
       failOn: options.failOn,
       onToolStarted: options.onToolStarted ?? undefined,
       removedByPolicy: removed,
-      attempts: options.retry > 0 || options.fallbackModel !== null,
+      attempts: retrying,
     },
     sink,
   );
@@ -72,7 +74,7 @@ export async function executeTurn(
       ran = tried.ran;
       problem = tried.problem;
       const refused = tried.refused;
-      if (options.retry > 0 || options.fallbackModel) attempts = { attempts: tried.attempts, failed: tried.failed };
+      if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
       if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
         const checked = await verifyRounds(ran, {
           options,
