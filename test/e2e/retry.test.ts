@@ -27,7 +27,9 @@ describe.each([
   it("a stall on the first attempt, then an answer: success on attempt 2, in the same session", async () => {
     const m = mark();
     const run = await e2e.run(
-      args(["--retry", "1", "--idle-timeout", "3s", "--retry-delay", "0", `scenario:stall-once ${m}`]),
+      // 6 s: longer than opencode's own silences before its first model call on a loaded machine,
+      // so the stall is the model's (3 s let a slow start time out before the call was made).
+      args(["--retry", "1", "--idle-timeout", "6s", "--retry-delay", "0", `scenario:stall-once ${m}`]),
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.result).toMatchObject({ class: "success", text: "Answered on a later try.", attempts: 2 });
