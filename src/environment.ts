@@ -8,6 +8,8 @@ export type OcExecEnvironment = {
   rehearse: string | null;
   /** OC_EXEC_RECORD_EVENTS=FILE: with --attach, append the session's raw server events there (fixtures, bug reports). */
   recordEvents: string | null;
+  /** OC_EXEC_SSH_CONFIG=FILE: the ssh config file of oc-exec's --ssh connections (ssh -F), e.g. a CI job's own. */
+  sshConfig: string | null;
 };
 
 export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
@@ -16,5 +18,6 @@ export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
     exportOff: env.OC_EXEC_EXPORT === "0",
     rehearse: env.OC_EXEC_REHEARSE || null,
     recordEvents: env.OC_EXEC_RECORD_EVENTS || null,
+    sshConfig: env.OC_EXEC_SSH_CONFIG || null,
   };
 }

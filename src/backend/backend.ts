@@ -54,6 +54,8 @@ export type Backend = {
   close?(): Promise<void>;
   /** Values this backend holds that no output may show (a server's password): redacted like the environment's. */
   readonly secrets?: readonly string[];
+  /** The host the turn runs on (--ssh): its workspace is there, so nothing of it is checked or compared here. */
+  readonly remote?: string;
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */

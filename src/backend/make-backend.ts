@@ -9,16 +9,24 @@ import type { OptionLabels } from "../outcome/labels.js";
 import { makeProcessBackend } from "../process/process-backend.js";
 import { openSandbox } from "../sandbox/sandbox.js";
 import { makeServerBackend } from "../server/server-backend.js";
+import { makeSshBackend } from "../ssh/ssh-backend.js";
 import type { Backend } from "./backend.js";
 
 /** From the resolved options: the server (attach), else the binary (opencode), the environment. */
 export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
-  Partial<Pick<ResolvedTurn, "sandbox" | "dir" | "model" | "fallbackModel" | "config">> & {
+  Partial<Pick<ResolvedTurn, "sandbox" | "ssh" | "startupTimeoutMs" | "dir" | "model" | "fallbackModel" | "config">> & {
     labels: Pick<OptionLabels, "attach" | "config">;
   };
 
 export async function makeBackend(spec: BackendSpec): Promise<Backend> {
   if (spec.attach !== null) return makeServerBackend({ attach: spec.attach, label: spec.labels.attach, env: spec.env });
+  if (spec.ssh)
+    return makeSshBackend({
+      ssh: spec.ssh,
+      opencode: spec.opencode,
+      env: spec.env,
+      connectTimeoutMs: spec.startupTimeoutMs ?? null,
+    });
   if (!spec.sandbox) return makeProcessBackend({ opencode: spec.opencode, env: spec.env, sandbox: null });
   const dir = spec.dir ?? process.cwd();
   let content: string | undefined;

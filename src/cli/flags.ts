@@ -101,6 +101,8 @@ export type RawFlags = WorkFlags & {
   failOn?: string[];
   rehearse?: string;
   attach?: string;
+  ssh?: string;
+  sshOption?: string[];
   textDeltas?: boolean;
   inputFormat?: "text" | "jsonl";
   turnMaxSteps?: string;
@@ -146,6 +148,8 @@ export const FLAG_LABELS: OptionLabels = {
   writable: "--writable",
   allowHosts: "--allow-host",
   passEnv: "--pass-env",
+  ssh: "--ssh",
+  sshOptions: "--ssh-option",
   verify: "--verify",
   verifyTimeoutMs: "--verify-timeout",
   verifyAttempts: "--verify-attempts",
@@ -215,6 +219,8 @@ export function optionsFromFlags(
     options: {
       opencode: flags.opencode,
       attach: flags.attach,
+      ssh: flags.ssh,
+      sshOptions: flags.sshOption,
       textDeltas: flags.textDeltas,
       dir: flags.dir,
       model: flags.model,

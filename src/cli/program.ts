@@ -135,6 +135,13 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "run the turn on a running opencode server (oc-exec server start, or opencode serve); password: OPENCODE_SERVER_PASSWORD",
     )
     .option("--text-deltas", "with --attach: message.delta events carry the text as the model writes it");
+  program.optionsGroup("Another host (the system's OpenSSH client):");
+  program
+    .option(
+      "--ssh <dest>",
+      "run the turn on this host: [user@]host[:port] or an ssh config alias; --dir and --opencode then name a directory and a binary there",
+    )
+    .option("--ssh-option <key=value>", "with --ssh: pass -o KEY=VALUE to ssh (repeatable)", collect);
   program.optionsGroup("Conversation (--input-format jsonl):");
   program
     .addOption(
@@ -324,7 +331,7 @@ function sandboxOptions(command: Command, what = "opencode and every tool it sta
     )
     .option(
       "--pass-env <name>",
-      "with --sandbox: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
+      "with --sandbox or --ssh: pass this environment variable (or NAME_* pattern) to opencode and its tools (repeatable)",
       collect,
     );
 }

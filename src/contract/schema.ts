@@ -135,6 +135,10 @@ const RunStartedSchema = event(
           .string()
           .optional()
           .describe("With --attach: the opencode server's URL (without credentials); path is then null."),
+        host: z
+          .string()
+          .optional()
+          .describe("With --ssh: the host the turn runs on, as given; path is then the binary there."),
       })
       .strict()
       .describe("The opencode binary that will run the turn; path null when none was found."),

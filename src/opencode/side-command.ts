@@ -3,7 +3,13 @@
 // execa is loaded on first use: `oc-exec --version` with a known binary never needs it.
 export type SideCommand = { ok: boolean; exitCode: number | null; stdout: string; stderr: string };
 
-export type SideCommandOptions = { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs: number };
+export type SideCommandOptions = {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  timeoutMs: number;
+  /** What the command reads on stdin (over ssh: the remote script's preamble); none by default. */
+  input?: string;
+};
 
 export async function runSideCommand(
   binary: string,
@@ -18,7 +24,7 @@ export async function runSideCommand(
     timeout: options.timeoutMs,
     killSignal: "SIGKILL",
     reject: false,
-    stdin: "ignore",
+    ...(options.input !== undefined ? { input: options.input } : { stdin: "ignore" as const }),
     maxBuffer: 256 * 1024 * 1024,
     stripFinalNewline: false,
   });

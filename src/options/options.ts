@@ -65,8 +65,15 @@ export type SessionOptions = {
   writable?: string[];
   /** With a sandbox: more hosts it lets through, as HOST or HOST:PORT (a package registry, say). */
   allowHosts?: string[];
-  /** With a sandbox: more environment variables it passes on (names, or patterns with `*`). */
+  /** With a sandbox or ssh: more environment variables it passes on (names, or patterns with `*`). */
   passEnv?: string[];
+  /**
+   * Run the turn on another host: `[user@]host[:port]` or a Host alias of the ssh config, through
+   * the system's OpenSSH client. `dir` and `opencode` then name a directory and a binary there.
+   */
+  ssh?: string;
+  /** With ssh: more ssh options, each `KEY=VALUE` (passed as `-o KEY=VALUE`). */
+  sshOptions?: string[];
   /**
    * Variables whose values are secrets, besides those whose names contain TOKEN, KEY, SECRET,
    * PASSWORD or CREDENTIAL: their values are replaced by [REDACTED] in everything oc-exec writes.

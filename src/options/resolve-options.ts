@@ -10,6 +10,7 @@ import { ConfigError } from "../outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
 import { SANDBOX_MODES, type SandboxSpec } from "../sandbox/policy.js";
+import { destinationProblem, type SshSpec } from "../ssh/ssh-args.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 
 export type Warning = { code: WarningCode; message: string };
@@ -39,6 +40,8 @@ export type ResolvedTurn = {
   config: Record<string, unknown>[];
   /** The sandbox the turn runs in, or null for none. */
   sandbox: SandboxSpec | null;
+  /** The host the turn runs on over ssh, or null for this machine. */
+  ssh: SshSpec | null;
   /** Replaces the environment's secrets and known token shapes in everything the turn writes. */
   redactor: Redactor;
   files: string[];
@@ -112,12 +115,22 @@ export function resolveTurnOptions(
       `${labels.textDeltas} needs ${labels.attach}: \`opencode run\` prints each text part only when it is complete`,
       "UsageError",
     );
+  const ssh = resolveSsh(options, labels, own.sshConfig);
+  const sandbox = resolveSandbox(ssh ? { ...options, passEnv: undefined } : options, env, labels);
+  // Never a turn run unsandboxed because it went to another host: the sandbox is this machine's.
+  if (ssh && sandbox)
+    throw new ConfigError(
+      `${labels.ssh} cannot be combined with a sandbox (${options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX"}): the sandbox runs on this machine only`,
+      "UsageError",
+    );
   return {
     prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
-    opencode: options.opencode ?? own.opencode,
+    // OC_EXEC_OPENCODE names a binary here: over ssh only --opencode names one there.
+    opencode: options.opencode ?? (ssh ? null : own.opencode),
     attach,
     env,
-    dir: resolve(options.dir ?? DEFAULTS.dir),
+    // Over ssh, --dir names a directory on the host: ssh.dir keeps it as given.
+    dir: resolve(ssh ? DEFAULTS.dir : (options.dir ?? DEFAULTS.dir)),
     model,
     agent: options.agent ?? null,
     variant: options.variant ?? null,
@@ -131,9 +144,11 @@ export function resolveTurnOptions(
     deny: options.deny ?? [],
     auto: options.auto ?? false,
     config: options.config ?? [],
-    sandbox: resolveSandbox(options, env, labels),
+    sandbox,
+    ssh,
     redactor: makeRedactor(secretValues(env, options.redactEnv)),
-    files: (options.files ?? []).map((f) => resolve(f)),
+    // Over ssh, files are paths on the host.
+    files: (options.files ?? []).map((f) => (ssh ? f : resolve(f))),
     thinking: options.thinking ?? false,
     textDeltas: options.textDeltas ?? false,
     outputSchema: options.outputSchema ?? null,
@@ -214,6 +229,47 @@ export function resolveSandbox(
       "UsageError",
     );
   return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
+}
+
+/** The host over ssh, checked: a destination ssh takes, options as KEY=VALUE, nothing it cannot carry. */
+function resolveSsh(
+  options: Pick<RunTurnOptions, "ssh" | "sshOptions" | "dir" | "passEnv" | "attach" | "verify">,
+  labels: OptionLabels,
+  configFile: string | null,
+): SshSpec | null {
+  const destination = options.ssh;
+  if (destination === undefined) {
+    if ((options.sshOptions ?? []).length > 0)
+      throw new ConfigError(
+        `${labels.sshOptions} needs ${labels.ssh}: without a host it would do nothing`,
+        "UsageError",
+      );
+    return null;
+  }
+  const problem = destinationProblem(destination);
+  if (problem)
+    throw new ConfigError(
+      `${labels.ssh} takes [user@]host[:port] or a Host alias of your ssh config, not ${problem}: ${JSON.stringify(destination)}`,
+      "UsageError",
+    );
+  const badOption = (options.sshOptions ?? []).find((o) => !/^[A-Za-z][A-Za-z0-9]*=/.test(o));
+  if (badOption !== undefined)
+    throw new ConfigError(`${labels.sshOptions} takes KEY=VALUE, not ${JSON.stringify(badOption)}`, "UsageError");
+  // What this release cannot yet do on another host, refused rather than done here by mistake.
+  const cannot =
+    options.attach !== undefined
+      ? `${labels.attach} (a server there: oc-exec server start on the host)`
+      : (options.verify ?? []).length > 0
+        ? `${labels.verify} (checks run on this machine only)`
+        : null;
+  if (cannot) throw new ConfigError(`${labels.ssh} cannot be combined with ${cannot}`, "UsageError");
+  return {
+    destination,
+    options: options.sshOptions ?? [],
+    configFile: configFile === null ? null : resolve(configFile),
+    dir: options.dir ?? null,
+    passEnv: options.passEnv ?? [],
+  };
 }
 
 /** Attempts after transient failures; their settings without --retry or a fallback would do nothing. */

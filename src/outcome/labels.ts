@@ -26,6 +26,8 @@ export type OptionName =
   | "writable"
   | "allowHosts"
   | "passEnv"
+  | "ssh"
+  | "sshOptions"
   | "verify"
   | "verifyTimeoutMs"
   | "verifyAttempts"
@@ -62,6 +64,8 @@ export const API_LABELS: OptionLabels = {
   writable: "writable",
   allowHosts: "allowHosts",
   passEnv: "passEnv",
+  ssh: "ssh",
+  sshOptions: "sshOptions",
   verify: "verify",
   verifyTimeoutMs: "verifyTimeoutMs",
   verifyAttempts: "verifyAttempts",

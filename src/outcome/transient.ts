@@ -12,8 +12,8 @@ import type { Outcome, TurnEnd } from "./classify.js";
 
 /** HTTP statuses a provider uses for "try again later". */
 const RETRY_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504, 529]);
-/** The server backend's losses (server/): the server went away, or its event stream broke. */
-const LOST = new Set(["ServerLost", "EventStreamLost"]);
+/** Losses mid-turn: the server went away, its event stream broke, or the ssh connection dropped. */
+const LOST = new Set(["ServerLost", "EventStreamLost", "SshConnectionLost"]);
 
 export type Transient = { name: string; message: string };
 

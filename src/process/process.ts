@@ -15,6 +15,8 @@ export type RunningProcess = {
   killTree(signal: NodeJS.Signals): void;
   /** Stop (true) or resume (false) reading opencode's stdout: flow control for a slow consumer. */
   holdStdout(held: boolean): void;
+  /** Closes the child's stdin, when it was kept open after the input (keepInputOpen). */
+  endInput(): void;
 };
 
 export type StreamHandlers = { stdout(chunk: Buffer): void; stderr(chunk: Buffer): void };
@@ -37,7 +39,12 @@ process.once("exit", () => {
   for (const pid of running) killGroup(pid, "SIGKILL");
 });
 
-export function startProcess(invocation: Invocation, handlers: StreamHandlers): RunningProcess {
+export function startProcess(
+  invocation: Invocation,
+  handlers: StreamHandlers,
+  /** Keep stdin open after the input, until endInput(): over ssh, its end is what stops the turn. */
+  options: { keepInputOpen?: boolean } = {},
+): RunningProcess {
   // node:child_process, not execa: the turn's one process needs none of execa's conveniences, and
   // loading execa (164 KB of the bundle) before the spawn cost every turn its start-up time.
   const child = spawn(invocation.file, invocation.args, {
@@ -54,7 +61,8 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
   if (pid !== undefined) running.add(pid);
   // A prompt larger than the pipe buffer is still being written when opencode may exit.
   child.stdin.on("error", () => {});
-  child.stdin.end(invocation.input);
+  if (options.keepInputOpen) child.stdin.write(invocation.input);
+  else child.stdin.end(invocation.input);
   // Everything ever seen below opencode; after it exits its orphans can no longer be found by
   // walking the tree, so the final SIGKILL goes to this list too.
   let exit: ProcessEnd | null = null;
@@ -107,6 +115,7 @@ export function startProcess(invocation: Invocation, handlers: StreamHandlers): 
     pid,
     done,
     killTree,
+    endInput: () => child.stdin.end(),
     holdStdout: (hold) => {
       if (hold) child.stdout?.pause();
       else child.stdout?.resume();

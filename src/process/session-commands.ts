@@ -28,10 +28,16 @@ export async function exportSession(
   sessionId: string,
 ): Promise<Exported | { error: string }> {
   const out = await runOpencode(ctx, ["export", sessionId]);
-  const start = out.stdout.indexOf("{");
-  if (!out.ok || start === -1) return { error: failed(`opencode export ${sessionId}`, out.stderr) };
+  if (!out.ok || out.stdout.indexOf("{") === -1) return { error: failed(`opencode export ${sessionId}`, out.stderr) };
+  return parseExport(out.stdout, sessionId);
+}
+
+/** The model and cost in `opencode export`'s output (its JSON follows a line or two of notices). */
+export function parseExport(stdout: string, sessionId: string): Exported | { error: string } {
+  const start = stdout.indexOf("{");
+  if (start === -1) return { error: `opencode export ${sessionId} printed no JSON` };
   try {
-    const data = JSON.parse(out.stdout.slice(start)) as {
+    const data = JSON.parse(stdout.slice(start)) as {
       info?: { model?: { id?: string; providerID?: string }; cost?: number };
       messages?: { info?: { role?: string; modelID?: string; providerID?: string } }[];
     };

@@ -41,7 +41,9 @@ function toolSubject(event: Extract<OcEvent, { type: "tool" }>): string {
 export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string | null {
   switch (event.type) {
     case "run.started":
-      return paint.dim(`oc-exec ${event.oc_exec_version} · opencode ${event.opencode.version ?? "?"} · ${event.cwd}`);
+      return paint.dim(
+        `oc-exec ${event.oc_exec_version} · opencode ${event.opencode.version ?? "?"} · ${event.opencode.host ? `${event.opencode.host}:` : ""}${event.cwd}`,
+      );
     case "session.started":
       return paint.dim(`session ${event.session_id}${event.resumed ? " (resumed)" : ""}`);
     case "step.finished":

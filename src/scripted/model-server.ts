@@ -115,6 +115,14 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
         ? { kind: "text", text: "Fixed: the check passes now." }
         : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
     }
+    case "env-probe":
+      // The environment the agent's commands get, written to a file: what reached them and what did not.
+      return done
+        ? { kind: "text", text: "Wrote probe-env.txt." }
+        : {
+            kind: "tool",
+            calls: [{ name: "bash", args: { command: "env | sort > probe-env.txt", description: "Probe" } }],
+          };
     case "bash-write":
       // The work done by a command, not by a write tool: what a formatter or `eslint --fix` does.
       return done

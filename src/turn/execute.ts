@@ -10,7 +10,12 @@ import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
-import { takeWorkspaceSnapshot, type WorkspaceChanges, workspaceChangesSince } from "../workspace/snapshot.js";
+import {
+  takeWorkspaceSnapshot,
+  type WorkspaceChanges,
+  type WorkspaceSnapshot,
+  workspaceChangesSince,
+} from "../workspace/snapshot.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import { runAttempts } from "./attempts.js";
 import type { TurnControl } from "./control.js";
@@ -68,7 +73,10 @@ export async function executeTurn(
     if ("problem" in opened) problem = opened.problem;
     else {
       // What the workspace holds before opencode starts, to tell what the turn changed in it.
-      const snapshot = takeWorkspaceSnapshot(options.dir);
+      // Over ssh the workspace is on the host: the tools' own writes say what changed.
+      const snapshot: WorkspaceSnapshot = made.remote
+        ? { dir: options.dir, skipped: `the workspace is on ${made.remote}` }
+        : takeWorkspaceSnapshot(options.dir);
       const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
       const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
       ran = tried.ran;

@@ -20,19 +20,19 @@ export async function prepareTurn(
   const { labels } = options;
   core.started({
     opencode: backend.opencode,
-    cwd: options.dir,
+    cwd: backend.remote ? (options.ssh?.dir ?? "~") : options.dir,
     model: options.model,
     agent: options.agent,
     resume: options.session,
     ...(backend.sandbox ? { sandbox: backend.sandbox } : {}),
   });
-  const dirProblem = notADirectory(options.dir);
+  const dirProblem = backend.remote ? null : notADirectory(options.dir);
   if (dirProblem) return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.dir} ${dirProblem}` } };
   if (backend.problem) return { problem: backend.problem };
   const checked = backend.check(options);
   for (const w of checked.warnings) core.normalizer.warning(w.code, w.message);
   if (checked.problem) return { problem: checked.problem };
-  const pathsProblem = turnPathProblem(options);
+  const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
   try {
     const input = await readTurnInput(options, core);
@@ -46,9 +46,10 @@ export async function prepareTurn(
 }
 
 /** The files to attach and the last-message file's directory, checked before the turn starts. */
-function turnPathProblem(options: ResolvedTurn): LaunchProblem | null {
+function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem | null {
   const { labels } = options;
-  for (const file of options.files) {
+  // Over ssh the files are on the host: opencode there says if one is missing.
+  for (const file of remote ? [] : options.files) {
     const fileProblem = notAFile(file);
     if (fileProblem) return { name: "FileNotFound", message: `${labels.files} ${file} ${fileProblem}` };
   }

@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,ssh] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -13,6 +13,7 @@ import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/scripted/model-server.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { descendants, peakRss } from "../support/procs.js";
+import { startSshServer } from "../support/ssh-server.js";
 import { writeCorpus } from "./corpus.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -643,6 +644,39 @@ async function retryBench(): Promise<void> {
   home.cleanup();
 }
 
+async function sshBench(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const ssh = await startSshServer(server.url);
+  const env = { ...home.env };
+  const turn = (remote: boolean) =>
+    measure(process.execPath, [BIN, "-q", ...(remote ? ssh.args() : ["--dir", home.workspace]), "scenario:plain x"], {
+      env,
+    });
+  await turn(false);
+  await turn(true);
+  const local: number[] = [];
+  const remote: number[] = [];
+  const extra: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const [first, second] = i % 2 ? [true, false] : [false, true];
+    const a = await turn(first);
+    const b = await turn(second);
+    const [here, there] = first ? [b, a] : [a, b];
+    local.push(here.ms);
+    remote.push(there.ms);
+    extra.push(there.ms - here.ms);
+  }
+  out("ssh: a plain turn over --ssh to a loopback SSH server (ssh2, same machine) against the same turn run locally");
+  out(`  local ${f(median(local), 0)} ms, over ssh ${f(median(remote), 0)} ms (medians of ${pairs})`);
+  out(
+    `  extra time over ssh  ${f(median(extra), 0)} ms median of pair differences; ratio ${f(median(remote) / median(local), 3)}   (the handshake, the remote version check, the script)`,
+  );
+  await ssh.close();
+  await server.close();
+  home.cleanup();
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -656,3 +690,4 @@ if (want("warm")) await warm();
 if (want("batch")) await batchBench();
 if (want("sandbox")) await sandboxBench();
 if (want("retry")) await retryBench();
+if (want("ssh")) await sshBench();

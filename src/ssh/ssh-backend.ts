@@ -1,0 +1,218 @@
+// The ssh backend: one `opencode run` turn on another host, through the system's OpenSSH client.
+// Made once per run: one master connection (authenticated once, ended with the run), the remote
+// opencode's version learned over it. Each turn is `ssh … sh -c SCRIPT` (remote-script.ts), with
+// the environment oc-exec sets, the arguments and the prompt on stdin. The workspace is on the
+// host: oc-exec checks nothing of it here and reports changes from the tools' own writes.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Backend, LaunchProblem } from "../backend/backend.js";
+import { splitterOptions } from "../events/split-options.js";
+import { mergeConfigContent } from "../opencode/config-content.js";
+import { ALL_FEATURES, type Features, knownFeatures, majorOf, V2_FEATURES } from "../opencode/features.js";
+import { buildInvocation, type Invocation, unsupportedFlags } from "../opencode/invocation.js";
+import { lastLine, runSideCommand } from "../opencode/side-command.js";
+import { DEFAULTS } from "../options/options.js";
+import { guardMark } from "../process/orphan-guard.js";
+import { parseExport } from "../process/session-commands.js";
+import { envPattern } from "../sandbox/policy.js";
+import { preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
+import {
+  commandArgs,
+  exitMasterArgs,
+  hostOf,
+  masterArgs,
+  type SshArgsInput,
+  type SshSpec,
+  sshFailure,
+} from "./ssh-args.js";
+import { sshSource } from "./ssh-source.js";
+
+export type SshBackendSpec = {
+  ssh: SshSpec;
+  /** The binary on the host: a name on its PATH or a path there; null: `opencode`. */
+  opencode: string | null;
+  env: NodeJS.ProcessEnv;
+  /** ssh's ConnectTimeout (--startup-timeout), or null for ssh's own. */
+  connectTimeoutMs: number | null;
+};
+
+const SSH = "ssh";
+
+/** The environment that goes to the host: what oc-exec set or changed for the turn, and --pass-env. */
+export function forwardedEnv(
+  invocationEnv: Record<string, string>,
+  baseEnv: NodeJS.ProcessEnv,
+  passEnv: readonly string[],
+): Record<string, string> {
+  const passed = passEnv.map(envPattern);
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(invocationEnv)) {
+    // PWD is the remote directory's, set by cd there.
+    if (name === "PWD") continue;
+    if (baseEnv[name] !== value || passed.some((re) => re.test(name))) out[name] = value;
+  }
+  return out;
+}
+
+/** Starts the master connection; resolves once it is up, or with ssh's reason it is not. */
+function startMaster(
+  args: SshArgsInput,
+  env: NodeJS.ProcessEnv,
+): Promise<{ stop(): Promise<void> } | { problem: LaunchProblem }> {
+  return new Promise((resolve) => {
+    const child = spawn(SSH, masterArgs(args), {
+      env: { ...env, ...guardMark() },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    let settled = false;
+    const settle = (value: { stop(): Promise<void> } | { problem: LaunchProblem }) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(poll);
+      resolve(value);
+    };
+    const exited = new Promise<void>((r) => child.once("close", () => r()));
+    const stop = async () => {
+      await runSideCommand(SSH, exitMasterArgs(args), { env, timeoutMs: 5_000 });
+      const gone = await Promise.race([exited.then(() => true), delay(3_000).then(() => false)]);
+      if (!gone) child.kill("SIGKILL");
+    };
+    child.once("error", (error) =>
+      settle({ problem: { name: "SshNotFound", message: `could not run ssh (the OpenSSH client): ${error.message}` } }),
+    );
+    child.once("close", () => settle({ problem: sshFailure(args.spec.destination, stderr) }));
+    // The socket appears once the master has authenticated.
+    const poll = setInterval(() => {
+      if (existsSync(args.controlPath)) settle({ stop });
+    }, 25);
+  });
+}
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
+  const { ssh } = spec;
+  const binary = spec.opencode ?? "opencode";
+  const host = hostOf(ssh.destination);
+  const controlDir = mkdtempSync(join(tmpdir(), "oc-exec-ssh-"));
+  const args: SshArgsInput = { spec: ssh, controlPath: join(controlDir, "c"), connectTimeoutMs: spec.connectTimeoutMs };
+  const master = await startMaster(args, spec.env);
+  const close = async () => {
+    if ("stop" in master) await master.stop();
+    rmSync(controlDir, { recursive: true, force: true });
+  };
+  /** A short command on the host, over the master connection. */
+  const side = (run: Omit<RemoteRun, "mode" | "graceSeconds">, timeoutMs = DEFAULTS.sessionCommandTimeoutMs) =>
+    runSideCommand(SSH, commandArgs(args, remoteCommand()), {
+      env: spec.env,
+      timeoutMs,
+      input: preamble({ ...run, mode: "side", graceSeconds: 1 }, ""),
+    });
+
+  let problem: LaunchProblem | null = "problem" in master ? master.problem : null;
+  let version: string | null = null;
+  let features: Features = ALL_FEATURES;
+  if (!problem) {
+    const out = await side({ dir: null, env: {}, argv: [binary, "--version"] }, 30_000);
+    if (out.exitCode === SCRIPT_EXIT.notFound)
+      problem = {
+        name: "OpencodeNotFound",
+        message: `${binary} is not on ${host}'s PATH: install opencode there, or name it with --opencode (a path on ${host})`,
+      };
+    else if (out.exitCode === 255) problem = sshFailure(ssh.destination, out.stderr);
+    else {
+      version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(out.stdout)?.[1] ?? null;
+      features = knownFeatures(version) ?? ((majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES);
+    }
+  }
+  const sessionCommand = async (what: string, argv: string[]) => {
+    const out = await side({ dir: ssh.dir, env: {}, argv: [binary, ...argv] });
+    return out.ok
+      ? { ok: true as const, stdout: out.stdout }
+      : {
+          ok: false as const,
+          error: `${what} on ${host} failed${out.stderr.trim() ? `: ${lastLine(out.stderr)}` : ""}`,
+        };
+  };
+  return {
+    opencode: { path: binary, version, host: ssh.destination },
+    remote: ssh.destination,
+    problem,
+    close,
+    check(turn) {
+      const missing = unsupportedFlags(turn, features);
+      return {
+        warnings:
+          version !== null && knownFeatures(version) === null
+            ? [
+                {
+                  code: "untested_opencode",
+                  message: `opencode ${version} on ${host} is not a release oc-exec was tested with; its output may differ`,
+                },
+              ]
+            : [],
+        problem:
+          missing.length > 0
+            ? {
+                name: "UnsupportedFlag",
+                message: `opencode ${version} on ${host} does not support ${missing.join(", ")}`,
+              }
+            : null,
+      };
+    },
+    async open(turn, input) {
+      if (problem) return { problem };
+      // The remote script changes to --dir first: opencode's workspace is then where it runs.
+      const workspace = ".";
+      const built = buildInvocation({
+        ...turn,
+        binary,
+        workspace,
+        prompt: input.prompt,
+        title: input.title,
+        permission: input.policy,
+        configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
+        baseEnv: turn.env,
+        features,
+      });
+      const run: RemoteRun = {
+        mode: "turn",
+        dir: ssh.dir,
+        graceSeconds: turn.killAfterMs / 1000,
+        env: forwardedEnv(built.env, turn.env, ssh.passEnv),
+        argv: [built.file, ...built.args],
+      };
+      const invocation: Invocation = {
+        file: SSH,
+        args: commandArgs(args, remoteCommand()),
+        env: Object.fromEntries(Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined)),
+        input: preamble(run, built.input) + built.input,
+        cwd: process.cwd(),
+      };
+      return {
+        source: sshSource(invocation, {
+          destination: ssh.destination,
+          binary,
+          killAfterMs: turn.killAfterMs,
+          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
+        }),
+        ops: {
+          async export(id) {
+            const out = await sessionCommand(`opencode export ${id}`, ["export", id]);
+            if (!out.ok) return { error: out.error };
+            return parseExport(out.stdout, id);
+          },
+          async delete(id) {
+            const out = await sessionCommand(`opencode session delete ${id}`, ["session", "delete", id]);
+            return out.ok ? true : { error: out.error };
+          },
+          sessionId: null,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,268 @@
+// --ssh against a real SSH server on loopback (test/support/ssh-server.ts) with the system's
+// OpenSSH client: the remote user has its own HOME, opencode configuration and workspace, and the
+// same scripted model server. Every test asserts the exact events and exit code a local turn gives,
+// and that nothing of the turn is left running for the remote user afterwards.
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { waitFor } from "../support/procs.js";
+import { BIN, eventsOf, parseLines, runBash } from "../support/run-cli.js";
+import { closedPort } from "../support/scenarios.js";
+import { type SshServer, startSshServer, strangerKey } from "../support/ssh-server.js";
+
+const e2e = useE2E();
+let ssh: SshServer;
+let remoteWorkspace: string;
+
+beforeAll(async () => {
+  ssh = await startSshServer(e2e.server.url);
+  remoteWorkspace = join(ssh.remote.root, "project");
+  mkdirSync(remoteWorkspace);
+});
+afterAll(async () => {
+  await ssh?.close();
+});
+
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+  } catch {
+    return "";
+  }
+};
+
+/** Nothing of the remote user's left running (a second's grace for the remote side to notice). */
+async function expectNoRemoteSurvivors(): Promise<void> {
+  await waitFor(() => ssh.survivors().length === 0, 15_000, "every remote process of the turn to end");
+  expect(ssh.survivors()).toEqual([]);
+}
+
+describe.skipIf(process.platform !== "linux")("--ssh: one turn on another host", () => {
+  it("a text turn: the same events as a local one, run.started names the host, nothing of the turn on the command line", async () => {
+    const before = ssh.commands.length;
+    const run = await e2e.run(["-q", ...ssh.args(), "--dir", remoteWorkspace, "scenario:plain ssh-text"]);
+    expect(run.code).toBe(0);
+    expect(run.types).toEqual(["run.started", "session.started", "step.started", "message", "step.finished", "result"]);
+    expect(eventsOf(run, "run.started")[0]).toMatchObject({
+      opencode: { path: "opencode", version: "1.18.33", host: ssh.destination },
+      cwd: remoteWorkspace,
+    });
+    expect(run.result).toMatchObject({ class: "success", exit_code: 0, text: "Hello from the scripted model." });
+    expect(e2e.requestsFor("ssh-text")).toHaveLength(1);
+    // The version check and the turn, each the same fixed script: no prompt, no argument, no value.
+    const sent = ssh.commands.slice(before);
+    expect(sent).toHaveLength(2);
+    expect(new Set(sent).size).toBe(1);
+    expect(sent[0]).not.toContain("ssh-text");
+    expect(sent[0]).not.toContain(remoteWorkspace);
+    expect(run.stderr).toBe("");
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("a tool turn runs its command on the host, in --dir there", async () => {
+    const run = await e2e.run([
+      "-q",
+      "--auto",
+      ...ssh.args(),
+      "--dir",
+      remoteWorkspace,
+      "scenario:bash-write ssh-tool",
+    ]);
+    expect(run.code).toBe(0);
+    expect(run.types).toEqual([
+      "run.started",
+      "session.started",
+      "step.started",
+      "tool",
+      "step.finished",
+      "step.started",
+      "message",
+      "step.finished",
+      "result",
+    ]);
+    expect(readFileSync(join(remoteWorkspace, "fixed.txt"), "utf8")).toBe("fixed\n");
+    // The workspace is there, not here: the changes are what the tools reported.
+    expect(run.result.workspace_changes).toEqual({ source: "tools", files: [] });
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("the environment: oc-exec's settings and --pass-env go over, the runner's other secrets do not", async () => {
+    const dir = mkdtempSync(join(ssh.remote.root, "env-"));
+    const run = await e2e.run(
+      ["-q", "--auto", ...ssh.args(), "--dir", dir, "--pass-env", "OC_TEST_PASSED", "scenario:env-probe"],
+      {
+        extraEnv: { GITHUB_TOKEN: "ghp_localsecretvalue0000000000000000000", OC_TEST_PASSED: "it's passed $(not run)" },
+      },
+    );
+    expect(run.code).toBe(0);
+    const env = readFileSync(join(dir, "probe-env.txt"), "utf8");
+    expect(env).toContain("OC_TEST_PASSED=it's passed $(not run)\n");
+    expect(env).toContain("OPENCODE_AUTO_SHARE=false\n");
+    expect(env).not.toContain("GITHUB_TOKEN");
+    expect(env).not.toContain("ghp_localsecretvalue");
+    // The remote user's own HOME, not the local one.
+    expect(env).toContain(`HOME=${ssh.remote.root}\n`);
+  }, 90_000);
+
+  it("a denied permission is approval_denied, exit 2", async () => {
+    const run = await e2e.run(["-q", ...ssh.args(), "--deny", "bash", "scenario:tool ssh-denied"]);
+    expect(run.code).toBe(2);
+    expect(run.result).toMatchObject({ class: "approval_denied", error: { name: "PermissionDenied" } });
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("a provider's 401 on the host is api_error, exit 4", async () => {
+    const run = await e2e.run(["-q", ...ssh.args(), "scenario:http-401 ssh"]);
+    expect(run.code).toBe(4);
+    expect(run.result).toMatchObject({ class: "api_error", error: { status_code: 401 } });
+  }, 90_000);
+
+  it("a 1 MB prompt reaches the remote model byte for byte", async () => {
+    const chunk = `quotes ' " \` $(echo no) \\ tabs\t unicode ✓ 𝄞 ${"-".repeat(40)}\n`;
+    let big = "scenario:echo-length ssh-big\n";
+    while (Buffer.byteLength(big) < 1024 * 1024) big += chunk;
+    big += "END-OF-PROMPT";
+    const run = await e2e.run(["-q", ...ssh.args(), "-"], { stdin: big });
+    expect(run.code).toBe(0);
+    expect(e2e.requestsFor("ssh-big").at(-1)!.userText).toBe(big);
+  }, 120_000);
+
+  it("--timeout ends the remote opencode and its tool: timeout, exit 124, nothing left there", async () => {
+    const run = await e2e.run(["-q", "--auto", ...ssh.args(), "--timeout", "12s", "scenario:sleep-tool ssh-timeout"]);
+    expect(run.code).toBe(124);
+    expect(run.result).toMatchObject({ class: "timeout" });
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("SIGINT mid-tool: interrupted, exit 130, and the remote opencode and its tool are gone", async () => {
+    let interrupted = false;
+    const running = e2e.runRaw(["-q", "--auto", ...ssh.args(), "scenario:sleep-tool ssh-sigint"], {
+      onSpawn: (child) => {
+        void waitFor(() => ssh.survivors().some((p) => cmdline(p) === "sleep 300"), 60_000, "the remote tool").then(
+          () => {
+            interrupted = true;
+            child.kill("SIGINT");
+          },
+        );
+      },
+    });
+    const run = await running;
+    expect(interrupted).toBe(true);
+    expect(run.code).toBe(130);
+    expect(parseLines(run.stdout).at(-1)).toMatchObject({ type: "result", class: "interrupted" });
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("the connection cut mid-turn: agent_error SshConnectionLost (exit 1), and the remote side ends the turn", async () => {
+    const running = e2e.runRaw(["-q", "--auto", ...ssh.args(), "scenario:sleep-tool ssh-drop"], {
+      onSpawn: () => {
+        void waitFor(() => ssh.survivors().some((p) => cmdline(p) === "sleep 300"), 60_000, "the remote tool").then(
+          () => ssh.dropConnections(),
+        );
+      },
+    });
+    const run = await running;
+    expect(run.code).toBe(1);
+    const result = parseLines(run.stdout).at(-1);
+    expect(result).toMatchObject({ type: "result", class: "agent_error", error: { name: "SshConnectionLost" } });
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("kill -9 of oc-exec mid-tool: the connection goes with it, and nothing is left on the host", async () => {
+    const child = spawn(process.execPath, [BIN, "-q", "--auto", ...ssh.args(), "scenario:sleep-tool ssh-kill9"], {
+      cwd: e2e.workspace(),
+      env: e2e.home.env,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    await waitFor(() => ssh.survivors().some((p) => cmdline(p) === "sleep 300"), 60_000, "the remote tool");
+    child.kill("SIGKILL");
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+});
+
+describe.skipIf(process.platform !== "linux")("--ssh: what stops a turn before it starts (exit 5)", () => {
+  it("an unreachable port: SshUnreachable naming the host and ssh's words", async () => {
+    const port = await closedPort();
+    const args = ssh.args().map((a) => (a === ssh.destination ? `127.0.0.1:${port}` : a));
+    const run = await e2e.run(["-q", ...args, "scenario:plain never"]);
+    expect(run.code).toBe(5);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.result.error).toMatchObject({ name: "SshUnreachable" });
+    expect(run.result.error!.message).toContain(`127.0.0.1:${port}`);
+    expect(run.result.error!.message).toContain("Connection refused");
+  }, 60_000);
+
+  it("a key the host refuses: SshAuthFailed", async () => {
+    const run = await e2e.run(["-q", ...ssh.args({ identity: strangerKey(e2e.home.root) }), "scenario:plain never"]);
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({ name: "SshAuthFailed" });
+    expect(run.result.error!.message).toContain("Permission denied");
+  }, 60_000);
+
+  it("a host key that is not the known one: SshHostKeyMismatch, and nothing was sent", async () => {
+    const before = ssh.commands.length;
+    const run = await e2e.run(["-q", ...ssh.args({ knownHosts: ssh.foreignKnownHosts() }), "scenario:plain never"]);
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({ name: "SshHostKeyMismatch" });
+    expect(run.result.error!.message).toContain("ssh-keygen -R 127.0.0.1");
+    expect(ssh.commands.length).toBe(before);
+    expect(e2e.requestsFor("never")).toEqual([]);
+  }, 60_000);
+
+  it("no opencode on the host: OpencodeNotFound naming the host", async () => {
+    const run = await e2e.run(["-q", ...ssh.args(), "--opencode", "opencode-not-installed", "scenario:plain never"]);
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({ name: "OpencodeNotFound" });
+    expect(run.result.error!.message).toBe(
+      "opencode-not-installed is not on 127.0.0.1's PATH: install opencode there, or name it with --opencode (a path on 127.0.0.1)",
+    );
+  }, 60_000);
+
+  it("flags it cannot honour there are usage errors, before any connection", async () => {
+    const before = ssh.commands.length;
+    const sandboxed = await e2e.run(["-q", ...ssh.args(), "--sandbox", "read-only", "scenario:plain never"]);
+    expect(sandboxed.code).toBe(5);
+    expect(sandboxed.result.error!.message).toBe(
+      "--ssh cannot be combined with a sandbox (--sandbox): the sandbox runs on this machine only",
+    );
+    const badOption = await e2e.run(["-q", ...ssh.args(), "--ssh-option", "-oProxyCommand", "scenario:plain never"]);
+    expect(badOption.code).toBe(5);
+    expect(badOption.result.error!.message).toBe('--ssh-option takes KEY=VALUE, not "-oProxyCommand"');
+    const dashed = await e2e.run(["-q", "--ssh=-oProxyCommand=x", "scenario:plain never"]);
+    expect(dashed.code).toBe(5);
+    expect(dashed.result.error!.message).toContain("a destination that starts with -");
+    expect(ssh.commands.length).toBe(before);
+  }, 60_000);
+});
+
+describe.skipIf(process.platform !== "linux")("the --ssh examples of the README and docs/usage.md, as written", () => {
+  const exampleIn = (file: string, name: string) => {
+    const text = readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
+    const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(text);
+    if (!m) throw new Error(`${file} has no example ${name}`);
+    return m[1]!;
+  };
+
+  it.each([
+    ["README.md", "ssh"],
+    ["docs/usage.md", "ssh-turn"],
+  ])(
+    "%s %s: the answer from the host, under bash -euo pipefail",
+    async (file, name) => {
+      mkdirSync(join(ssh.remote.root, "checkout"), { recursive: true });
+      const bin = mkdtempSync(join(e2e.home.root, "bin-"));
+      writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+      chmodSync(join(bin, "oc-exec"), 0o755);
+      const run = await runBash(["-euo", "pipefail"], exampleIn(file, name), {
+        cwd: e2e.workspace(),
+        env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}`, OC_EXEC_SSH_CONFIG: ssh.configFile("build-box") },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe("Hello from the scripted model.\n");
+    },
+    90_000,
+  );
+});
