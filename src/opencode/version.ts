@@ -9,7 +9,7 @@ import type { Located } from "./locate.js";
 import { runSideCommand } from "./side-command.js";
 
 export type Detected = { version: string | null; features: Features; tested: boolean };
-type CacheEntry = { size: number; mtimeMs: number; version: string | null; features: Features };
+type CacheEntry = { size: number; mtimeMs: number; stamp?: string; version: string | null; features: Features };
 type Cache = Record<string, CacheEntry>;
 
 function versionCacheFile(env: NodeJS.ProcessEnv): string {
@@ -74,4 +74,25 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
     writeCache(file, cache);
   }
   return { version, features, tested };
+}
+
+/**
+ * A binary elsewhere (over ssh), known by a stamp of it (its path, size and time as `ls` shows
+ * them): its version and features as learned before, or null. Same cache file as local binaries.
+ */
+export function cachedRemote(env: NodeJS.ProcessEnv, key: string, stamp: string): Omit<Detected, "tested"> | null {
+  const hit = readCache(versionCacheFile(env))[key];
+  return hit && hit.stamp === stamp ? { version: hit.version, features: hit.features } : null;
+}
+
+export function rememberRemote(
+  env: NodeJS.ProcessEnv,
+  key: string,
+  stamp: string,
+  found: Omit<Detected, "tested">,
+): void {
+  const file = versionCacheFile(env);
+  const cache = readCache(file);
+  cache[key] = { size: 0, mtimeMs: 0, stamp, ...found };
+  writeCache(file, cache);
 }

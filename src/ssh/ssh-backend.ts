@@ -13,6 +13,7 @@ import { mergeConfigContent } from "../opencode/config-content.js";
 import { ALL_FEATURES, type Features, knownFeatures, majorOf, V2_FEATURES } from "../opencode/features.js";
 import { buildInvocation, type Invocation, unsupportedFlags } from "../opencode/invocation.js";
 import { lastLine, runSideCommand } from "../opencode/side-command.js";
+import { cachedRemote, rememberRemote } from "../opencode/version.js";
 import { DEFAULTS } from "../options/options.js";
 import { guardMark } from "../process/orphan-guard.js";
 import { parseExport } from "../process/session-commands.js";
@@ -92,7 +93,41 @@ function startMaster(
   });
 }
 
-const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A wait that does not keep the process alive on its own. */
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+
+type Side = (run: Omit<RemoteRun, "mode" | "graceSeconds">, timeoutMs?: number) => ReturnType<typeof runSideCommand>;
+
+/** Where the binary is on the host and a stamp of it: `ls` costs milliseconds, `opencode --version` a second or more. */
+const STAMP = 'p=$(command -v -- "$1") || exit 98; ls -lLnd -- "$p"';
+
+/** The remote opencode's version and features: from the cache while the binary is unchanged, else asked. */
+async function detectRemote(
+  side: Side,
+  destination: string,
+  binary: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ version: string | null; features: Features } | { problem: LaunchProblem }> {
+  const host = hostOf(destination);
+  const notFound = {
+    name: "OpencodeNotFound",
+    message: `${binary} is not on ${host}'s PATH: install opencode there, or name it with --opencode (a path on ${host})`,
+  };
+  const stamped = await side({ dir: null, env: {}, argv: ["/bin/sh", "-c", STAMP, "sh", binary] }, 30_000);
+  if (stamped.exitCode === 255) return { problem: sshFailure(destination, stamped.stderr) };
+  if (stamped.exitCode === SCRIPT_EXIT.notFound) return { problem: notFound };
+  const key = `ssh://${destination}/${binary}`;
+  const stamp = stamped.ok ? stamped.stdout.trim() : null;
+  const cached = stamp ? cachedRemote(env, key, stamp) : null;
+  if (cached) return cached;
+  const out = await side({ dir: null, env: {}, argv: [binary, "--version"] }, 30_000);
+  if (out.exitCode === SCRIPT_EXIT.notFound) return { problem: notFound };
+  if (out.exitCode === 255) return { problem: sshFailure(destination, out.stderr) };
+  const version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(out.stdout)?.[1] ?? null;
+  const features = knownFeatures(version) ?? ((majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES);
+  if (stamp && version) rememberRemote(env, key, stamp, { version, features });
+  return { version, features };
+}
 
 export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
   const { ssh } = spec;
@@ -106,29 +141,18 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     rmSync(controlDir, { recursive: true, force: true });
   };
   /** A short command on the host, over the master connection. */
-  const side = (run: Omit<RemoteRun, "mode" | "graceSeconds">, timeoutMs = DEFAULTS.sessionCommandTimeoutMs) =>
+  const side: Side = (run, timeoutMs = DEFAULTS.sessionCommandTimeoutMs) =>
     runSideCommand(SSH, commandArgs(args, remoteCommand()), {
       env: spec.env,
       timeoutMs,
       input: preamble({ ...run, mode: "side", graceSeconds: 1 }, ""),
     });
 
-  let problem: LaunchProblem | null = "problem" in master ? master.problem : null;
-  let version: string | null = null;
-  let features: Features = ALL_FEATURES;
-  if (!problem) {
-    const out = await side({ dir: null, env: {}, argv: [binary, "--version"] }, 30_000);
-    if (out.exitCode === SCRIPT_EXIT.notFound)
-      problem = {
-        name: "OpencodeNotFound",
-        message: `${binary} is not on ${host}'s PATH: install opencode there, or name it with --opencode (a path on ${host})`,
-      };
-    else if (out.exitCode === 255) problem = sshFailure(ssh.destination, out.stderr);
-    else {
-      version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(out.stdout)?.[1] ?? null;
-      features = knownFeatures(version) ?? ((majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES);
-    }
-  }
+  const found =
+    "problem" in master ? { problem: master.problem } : await detectRemote(side, ssh.destination, binary, spec.env);
+  const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
+  const version = "problem" in found ? null : found.version;
+  const features = "problem" in found ? ALL_FEATURES : found.features;
   const sessionCommand = async (what: string, argv: string[]) => {
     const out = await side({ dir: ssh.dir, env: {}, argv: [binary, ...argv] });
     return out.ok

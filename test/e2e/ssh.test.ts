@@ -51,13 +51,20 @@ describe.skipIf(process.platform !== "linux")("--ssh: one turn on another host",
     });
     expect(run.result).toMatchObject({ class: "success", exit_code: 0, text: "Hello from the scripted model." });
     expect(e2e.requestsFor("ssh-text")).toHaveLength(1);
-    // The version check and the turn, each the same fixed script: no prompt, no argument, no value.
+    // The binary's stamp, its version (first time only) and the turn, each the same fixed script:
+    // no prompt, no argument, no value on the command line.
     const sent = ssh.commands.slice(before);
-    expect(sent).toHaveLength(2);
+    expect(sent).toHaveLength(3);
     expect(new Set(sent).size).toBe(1);
     expect(sent[0]).not.toContain("ssh-text");
     expect(sent[0]).not.toContain(remoteWorkspace);
     expect(run.stderr).toBe("");
+    // The version is remembered while the remote binary is unchanged: the stamp and the turn only.
+    const again = ssh.commands.length;
+    const second = await e2e.run(["-q", ...ssh.args(), "scenario:plain ssh-text-again"]);
+    expect(second.code).toBe(0);
+    expect(eventsOf(second, "run.started")[0]!.opencode.version).toBe("1.18.33");
+    expect(ssh.commands.length - again).toBe(2);
     await expectNoRemoteSurvivors();
   }, 90_000);
 
