@@ -8,6 +8,10 @@ export type OcExecEnvironment = {
   rehearse: string | null;
   /** OC_EXEC_RECORD_EVENTS=FILE: with --attach, append the session's raw server events there (fixtures, bug reports). */
   recordEvents: string | null;
+  /** OC_EXEC_WARM=1 (or true): plain turns run on a warm server (as --warm). */
+  warm: boolean;
+  /** OC_EXEC_WARM_IDLE=DURATION: how long a server --warm started waits without a turn (default 5m). */
+  warmIdle: string | null;
   /** OC_EXEC_SSH_CONFIG=FILE: the ssh config file of oc-exec's --ssh connections (ssh -F), e.g. a CI job's own. */
   sshConfig: string | null;
 };
@@ -19,5 +23,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
     rehearse: env.OC_EXEC_REHEARSE || null,
     recordEvents: env.OC_EXEC_RECORD_EVENTS || null,
     sshConfig: env.OC_EXEC_SSH_CONFIG || null,
+    warm: env.OC_EXEC_WARM === "1" || env.OC_EXEC_WARM === "true",
+    warmIdle: env.OC_EXEC_WARM_IDLE || null,
   };
 }

@@ -4,21 +4,57 @@
 // same value to every turn, and close it when the run ends.
 import { mergeConfigContent } from "../opencode/config-content.js";
 import { readOpencodeConfigs } from "../opencode/config-sources.js";
+import { DEFAULTS } from "../options/options.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { OptionLabels } from "../outcome/labels.js";
+import { API_LABELS } from "../outcome/labels.js";
 import { makeProcessBackend } from "../process/process-backend.js";
 import { openSandbox } from "../sandbox/sandbox.js";
 import { makeServerBackend } from "../server/server-backend.js";
 import { makeSshBackend } from "../ssh/ssh-backend.js";
+import { makeWarmBackend } from "../warm/warm-backend.js";
 import type { Backend } from "./backend.js";
 
 /** From the resolved options: the server (attach), else the binary (opencode), the environment. */
 export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
-  Partial<Pick<ResolvedTurn, "sandbox" | "ssh" | "startupTimeoutMs" | "dir" | "model" | "fallbackModel" | "config">> & {
-    labels: Pick<OptionLabels, "attach" | "config">;
+  Partial<
+    Pick<
+      ResolvedTurn,
+      | "sandbox"
+      | "ssh"
+      | "startupTimeoutMs"
+      | "dir"
+      | "model"
+      | "fallbackModel"
+      | "config"
+      | "warm"
+      | "warmIdleMs"
+      | "pure"
+      | "verify"
+    >
+  > & {
+    labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "verify" | "ssh">>;
   };
 
 export async function makeBackend(spec: BackendSpec): Promise<Backend> {
+  if (spec.warm && spec.attach === null)
+    return makeWarmBackend(
+      {
+        opencode: spec.opencode,
+        env: spec.env,
+        dir: spec.dir ?? process.cwd(),
+        config: spec.config ?? [],
+        pure: spec.pure ?? false,
+        ssh: spec.ssh ?? null,
+        sandbox: spec.sandbox ?? null,
+        verify: spec.verify ?? [],
+        model: spec.model ?? null,
+        fallbackModel: spec.fallbackModel ?? null,
+        warmIdleMs: spec.warmIdleMs ?? DEFAULTS.warmIdleMs,
+        labels: { ...API_LABELS, ...spec.labels },
+      },
+      () => makeBackend({ ...spec, warm: false }),
+    );
   if (spec.attach !== null) return makeServerBackend({ attach: spec.attach, label: spec.labels.attach, env: spec.env });
   if (spec.ssh)
     return makeSshBackend({

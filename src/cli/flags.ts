@@ -103,6 +103,7 @@ export type RawFlags = WorkFlags & {
   attach?: string;
   ssh?: string;
   sshOption?: string[];
+  warm?: boolean;
   textDeltas?: boolean;
   inputFormat?: "text" | "jsonl";
   turnMaxSteps?: string;
@@ -149,6 +150,7 @@ export const FLAG_LABELS: OptionLabels = {
   allowHosts: "--allow-host",
   passEnv: "--pass-env",
   ssh: "--ssh",
+  warm: "--warm",
   sshOptions: "--ssh-option",
   verify: "--verify",
   verifyTimeoutMs: "--verify-timeout",
@@ -220,6 +222,7 @@ export function optionsFromFlags(
       opencode: flags.opencode,
       attach: flags.attach,
       ssh: flags.ssh,
+      warm: flags.warm,
       sshOptions: flags.sshOption,
       textDeltas: flags.textDeltas,
       dir: flags.dir,

@@ -134,7 +134,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "--attach <url>",
       "run the turn on a running opencode server (oc-exec server start, or opencode serve); password: OPENCODE_SERVER_PASSWORD",
     )
-    .option("--text-deltas", "with --attach: message.delta events carry the text as the model writes it");
+    .option(
+      "--warm",
+      "run on a warm server that fits the turn, starting one that later turns reuse; it stops after $OC_EXEC_WARM_IDLE (default 5m) without a turn (env OC_EXEC_WARM=1)",
+    )
+    .option("--text-deltas", "with --attach or --warm: message.delta events carry the text as the model writes it");
   program.optionsGroup("Another host (the system's OpenSSH client):");
   program
     .option(

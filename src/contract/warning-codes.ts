@@ -27,6 +27,8 @@ export const WARNING_CODES = {
     "the model called a tool the agent does not offer (opencode's `invalid` tool), and no rule of oc-exec's policy removed it: not a denial; the turn is judged by how it ends",
   retry_skipped:
     "an attempt failed transiently, but another would not fit in what is left of --timeout: the turn ends with that attempt's class",
+  warm_cold:
+    "--warm (OC_EXEC_WARM) was asked for, but this turn cannot run on a server (the reason is in the message): it ran cold, with `opencode run`",
   sandbox_refused:
     "the sandbox refused a connection to a host that is not allowed (the host:port is in the message); a raw connection that bypasses the proxy is refused by the network namespace and cannot be named",
 } as const;

@@ -72,6 +72,12 @@ export type SessionOptions = {
    * the system's OpenSSH client. `dir` and `opencode` then name a directory and a binary there.
    */
   ssh?: string;
+  /**
+   * Run the turn on a warm server: one already running that fits it (same workspace, binary,
+   * configuration, sandbox and environment), else one started for it that later turns reuse.
+   * Default: $OC_EXEC_WARM in `env`.
+   */
+  warm?: boolean;
   /** With ssh: more ssh options, each `KEY=VALUE` (passed as `-o KEY=VALUE`). */
   sshOptions?: string[];
   /**
@@ -148,6 +154,8 @@ export const DEFAULTS = {
   startupTimeoutMs: 60_000,
   idleTimeoutMs: 0,
   killAfterMs: 5_000,
+  /** A server --warm started stops after this long without a turn: the gaps of a script, not a day. */
+  warmIdleMs: 5 * 60_000,
   maxOutputBytes: 64 * 1024,
   // Lines above this are cut and reported (a 20 MB line must not grow memory without bound);
   // real tool output lines of 10 MB still pass whole.

@@ -2,6 +2,7 @@
 // numbers checked. Everything downstream reads only the ResolvedTurn this returns.
 import { resolve } from "node:path";
 import type { WarningCode } from "../contract/warning-codes.js";
+import { parseDuration } from "../duration.js";
 import { readEnvironment } from "../environment.js";
 import type { Clock } from "../events/emitter.js";
 import { makeRedactor, type Redactor, secretValues } from "../events/secrets.js";
@@ -42,6 +43,9 @@ export type ResolvedTurn = {
   sandbox: SandboxSpec | null;
   /** The host the turn runs on over ssh, or null for this machine. */
   ssh: SshSpec | null;
+  /** Run on a warm server that fits (or one started for it); and how long such a server idles. */
+  warm: boolean;
+  warmIdleMs: number;
   /** Replaces the environment's secrets and known token shapes in everything the turn writes. */
   redactor: Redactor;
   files: string[];
@@ -110,7 +114,8 @@ export function resolveTurnOptions(
     );
   const prompt = options.prompt;
   const attach = options.attach ?? null;
-  if (options.textDeltas && attach === null)
+  const warm = attach === null && (options.warm ?? own.warm);
+  if (options.textDeltas && attach === null && !warm)
     throw new ConfigError(
       `${labels.textDeltas} needs ${labels.attach}: \`opencode run\` prints each text part only when it is complete`,
       "UsageError",
@@ -146,6 +151,8 @@ export function resolveTurnOptions(
     config: options.config ?? [],
     sandbox,
     ssh,
+    warm,
+    warmIdleMs: warmIdle(own.warmIdle),
     redactor: makeRedactor(secretValues(env, options.redactEnv)),
     // Over ssh, files are paths on the host.
     files: (options.files ?? []).map((f) => (ssh ? f : resolve(f))),
@@ -229,6 +236,18 @@ export function resolveSandbox(
       "UsageError",
     );
   return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
+}
+
+/** OC_EXEC_WARM_IDLE as milliseconds (0: never idle out), or the default. */
+function warmIdle(text: string | null): number {
+  if (text === null) return DEFAULTS.warmIdleMs;
+  const ms = parseDuration(text);
+  if (ms === null)
+    throw new ConfigError(
+      `OC_EXEC_WARM_IDLE takes a duration like 90s or 5m, not ${JSON.stringify(text)}`,
+      "UsageError",
+    );
+  return ms;
 }
 
 /** The host over ssh, checked: a destination ssh takes, options as KEY=VALUE, nothing it cannot carry. */

@@ -27,6 +27,7 @@ export type OptionName =
   | "allowHosts"
   | "passEnv"
   | "ssh"
+  | "warm"
   | "sshOptions"
   | "verify"
   | "verifyTimeoutMs"
@@ -65,6 +66,7 @@ export const API_LABELS: OptionLabels = {
   allowHosts: "allowHosts",
   passEnv: "passEnv",
   ssh: "ssh",
+  warm: "warm",
   sshOptions: "sshOptions",
   verify: "verify",
   verifyTimeoutMs: "verifyTimeoutMs",

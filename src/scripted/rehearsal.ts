@@ -89,6 +89,8 @@ export function rehearsedOptions<O extends RehearsableOptions>(options: O, rehea
     continue: undefined,
     fork: undefined,
     export: false,
+    // Each rehearsal has a HOME of its own that goes when it ends: no server may outlive it.
+    warm: false,
     idleTimeoutMs: options.idleTimeoutMs ?? rehearsal.defaults?.idleTimeoutMs,
     maxSteps: options.maxSteps ?? rehearsal.defaults?.maxSteps,
   };
@@ -102,6 +104,7 @@ type RehearsableOptions = {
   continue?: boolean;
   fork?: boolean;
   export?: boolean;
+  warm?: boolean;
   idleTimeoutMs?: number;
   maxSteps?: number;
 };

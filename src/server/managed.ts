@@ -40,6 +40,8 @@ export type StartRequest = {
   /** The sandbox the server and every tool it starts run in, or null; the models its turns use. */
   sandbox: SandboxSpec | null;
   models: (string | null)[];
+  /** For --warm: what turns fit this server (warm/warm-key.ts); absent for `server start`. */
+  warmKey?: string;
 };
 
 type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
@@ -93,6 +95,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     startTimeoutMs: request.startTimeoutMs,
     sandbox: request.sandbox,
     models: request.models,
+    ...(request.warmKey ? { warmKey: request.warmKey } : {}),
   };
   const [command, ...args] = request.self;
   const child = spawn(command!, [...args, "server", "supervise", id], {
@@ -213,6 +216,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     username: "opencode",
     password: config.password,
     ...(sandbox && config.sandbox ? { sandbox: { spec: config.sandbox, info: sandbox.sandbox.info } } : {}),
+    ...(config.warmKey ? { warm_key: config.warmKey } : {}),
   };
   writeServer(env, record);
   // Turns on the server read the refusals from here: the proxy that names them runs in this process.

@@ -23,9 +23,14 @@ export type ManagedServer = {
   password: string;
   /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
   sandbox?: { spec: SandboxSpec; info: SandboxInfo };
+  /** Started by --warm for the turns that fit it (warm/warm-key.ts); absent for `server start`'s. */
+  warm_key?: string;
 };
 
 export function registryDir(env: NodeJS.ProcessEnv): string {
+  // Under GitHub Actions, in the job's own temporary directory: a self-hosted runner's next job
+  // never finds this one's servers (nor their passwords), and the directory goes with the job.
+  if (env.GITHUB_ACTIONS === "true" && env.RUNNER_TEMP) return join(env.RUNNER_TEMP, "oc-exec", "servers");
   return join(xdgHome(env, "state"), "oc-exec", "servers");
 }
 

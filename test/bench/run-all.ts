@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,ssh] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,warm-loop,ssh] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -644,6 +644,63 @@ async function retryBench(): Promise<void> {
   home.cleanup();
 }
 
+/**
+ * The loop a script already has, 10 plain `oc-exec` turns, with OC_EXEC_WARM=1 and without, in
+ * the same run (alternating loops). The warm loop's first turn starts the server; the server's
+ * memory after the loop is reported, and it is stopped afterwards.
+ */
+async function warmLoopBench(): Promise<void> {
+  const server = await startModelServer();
+  const home = makeHermeticHome(server.url);
+  const turns = 10;
+  const loop = async (warm: boolean) => {
+    const env = { ...home.env, ...(warm ? { OC_EXEC_WARM: "1", OC_TEST_LOOP: String(Math.random()) } : {}) };
+    const times: number[] = [];
+    for (let i = 0; i < turns; i++)
+      times.push(
+        (await measure(process.execPath, [BIN, "-q", "--dir", home.workspace, `scenario:plain loop ${i}`], { env })).ms,
+      );
+    return times;
+  };
+  const rounds = Math.max(2, Math.min(pairs, 3));
+  const warmLoops: number[][] = [];
+  const coldLoops: number[][] = [];
+  for (let i = 0; i < rounds; i++) {
+    // A fresh server per warm loop (another OC_TEST_LOOP value): each loop pays its own first turn.
+    if (i % 2) {
+      warmLoops.push(await loop(true));
+      coldLoops.push(await loop(false));
+    } else {
+      coldLoops.push(await loop(false));
+      warmLoops.push(await loop(true));
+    }
+  }
+  const servers = readdirSync(join(home.env.XDG_STATE_HOME!, "oc-exec", "servers"))
+    .filter((n) => n.endsWith(".json"))
+    .map(
+      (n) =>
+        JSON.parse(readFileSync(join(home.env.XDG_STATE_HOME!, "oc-exec", "servers", n), "utf8")) as { pid: number },
+    );
+  const serverRss = servers.map((s) => rssNow(s.pid));
+  await measure(process.execPath, [BIN, "server", "stop", "--all"], { env: home.env });
+  await server.close();
+  home.cleanup();
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const coldTurn = median(coldLoops.flat());
+  const laterWarm = warmLoops.flatMap((l) => l.slice(1));
+  const worstLater = Math.max(...laterWarm);
+  out(`OC_EXEC_WARM=1: a shell loop of ${turns} plain turns, with and without (${rounds} loops each, alternating):`);
+  out(
+    `  loop: warm ${f(median(warmLoops.map(sum)), 0)} ms, cold ${f(median(coldLoops.map(sum)), 0)} ms: ${f(median(coldLoops.map(sum)) / median(warmLoops.map(sum)), 2)}× faster   (target >= 5)`,
+  );
+  out(
+    `  warm turns 2-${turns}: median ${f(median(laterWarm), 0)} ms, worst ${f(worstLater, 0)} ms, against a cold turn's median ${f(coldTurn, 0)} ms: ratios ${f(median(laterWarm) / coldTurn, 3)} median, ${f(worstLater / coldTurn, 3)} worst   (target <= 0.15 each)`,
+  );
+  out(
+    `  first warm turn (starts the server): median ${f(median(warmLoops.map((l) => l[0]!)), 0)} ms; each server's RSS after its loop: ${serverRss.map((r) => `${f(mb(r), 0)} MB`).join(", ")}`,
+  );
+}
+
 async function sshBench(): Promise<void> {
   const server = await startModelServer();
   const home = makeHermeticHome(server.url);
@@ -690,4 +747,5 @@ if (want("warm")) await warm();
 if (want("batch")) await batchBench();
 if (want("sandbox")) await sandboxBench();
 if (want("retry")) await retryBench();
+if (want("warm-loop")) await warmLoopBench();
 if (want("ssh")) await sshBench();

@@ -36,7 +36,16 @@ function blocks(): Block[] {
 }
 
 /** Run by readme-examples.test.ts, each against the outcome it branches on. */
-const ELSEWHERE = new Set(["warm-server", "batch", "conversation", "exit-codes", "sandbox-server", "ssh", "ssh-turn"]);
+const ELSEWHERE = new Set([
+  "warm-server",
+  "warm-env",
+  "batch",
+  "conversation",
+  "exit-codes",
+  "sandbox-server",
+  "ssh",
+  "ssh-turn",
+]);
 
 describe("every shell block in the README and docs/ says how it is checked", () => {
   it("each has a marker, and example names are unique", () => {
