@@ -20,6 +20,7 @@ import {
   findServer,
   isAlive,
   type ManagedServer,
+  readLeases,
   readServers,
   refusedFile,
   registryDir,
@@ -75,6 +76,8 @@ function readReport(line: string): SupervisorReport | null {
   }
 }
 const STOP_GRACE_MS = 3_000;
+/** How often the supervisor looks for turns whose oc-exec died. */
+const LEASE_CHECK_MS = 1_000;
 
 /** Starts a server through a detached supervisor; resolves with its record, or rejects with why not. */
 export async function startServer(request: StartRequest): Promise<ManagedServer> {
@@ -291,10 +294,12 @@ function watch(
   let ended = false;
   let closeStream: (() => void) | null = null;
   let idleTimer: NodeJS.Timeout | null = null;
+  let leaseTimer: NodeJS.Timeout | null = null;
   return new Promise<number>((resolve) => {
     const end = () => {
       ended = true;
       if (idleTimer) clearInterval(idleTimer);
+      if (leaseTimer) clearInterval(leaseTimer);
       closeStream?.();
       for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(s, onSignal);
       removeServer(env, config.id);
@@ -342,6 +347,15 @@ function watch(
         if (!ended) await sleep(1000);
       }
     })();
+    // A turn whose oc-exec died (kill -9, the OOM killer) is aborted rather than left to run.
+    leaseTimer = setInterval(() => {
+      for (const lease of readLeases(env, config.id)) {
+        if (isAlive(lease.pid)) continue;
+        lease.release();
+        busy.delete(lease.session);
+        void client.abort(lease.directory, lease.session).catch(() => {});
+      }
+    }, LEASE_CHECK_MS);
     if (config.idleTimeoutMs > 0) {
       idleTimer = setInterval(
         () => {

@@ -49,9 +49,48 @@ export function refusedFile(env: NodeJS.ProcessEnv, id: string): string {
   return join(registryDir(env), `${id}.refused`);
 }
 
-/** Removes a server's record, its log and its refusals. */
+/** Removes a server's record, its log, its refusals and its leases. */
 export function removeServer(env: NodeJS.ProcessEnv, id: string): void {
   for (const ext of ["json", "log", "refused"]) rmSync(join(registryDir(env), `${id}.${ext}`), { force: true });
+  rmSync(join(registryDir(env), `${id}.leases`), { recursive: true, force: true });
+}
+
+/**
+ * A turn running on a managed server, held by the oc-exec process that runs it. The server's
+ * supervisor aborts the session of a lease whose process is gone (killed outright: no code of its
+ * own ran to stop the turn), so a dead oc-exec's turn does not go on spending its budget.
+ */
+export type Lease = { pid: number; session: string; directory: string };
+
+/** Writes a lease for a turn on this server; the returned function removes it when the turn ends. */
+export function takeLease(env: NodeJS.ProcessEnv, id: string, lease: Lease): () => void {
+  const dir = join(registryDir(env), `${id}.leases`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${lease.pid}-${lease.session}.json`);
+  writeFileSync(file, JSON.stringify(lease), { mode: 0o600 });
+  return () => rmSync(file, { force: true });
+}
+
+/** The leases on a server, each with the function that removes it. */
+export function readLeases(env: NodeJS.ProcessEnv, id: string): (Lease & { release(): void })[] {
+  const dir = join(registryDir(env), `${id}.leases`);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const file = join(dir, name);
+    try {
+      const lease = JSON.parse(readFileSync(file, "utf8")) as Lease;
+      return typeof lease.pid === "number" && typeof lease.session === "string"
+        ? [{ ...lease, release: () => rmSync(file, { force: true }) }]
+        : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 export function readServers(env: NodeJS.ProcessEnv): ManagedServer[] {

@@ -7,6 +7,7 @@ import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
 import { readEnvironment } from "../environment.js";
+import type { UpstreamSource } from "../events/upstream-source.js";
 import { titleFor } from "../opencode/invocation.js";
 import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
@@ -19,7 +20,7 @@ import {
   ServerClient,
   ServerError,
 } from "./client.js";
-import { findServer, type ManagedServer, refusedFile } from "./registry.js";
+import { findServer, type ManagedServer, refusedFile, takeLease } from "./registry.js";
 import { serverSource } from "./server-source.js";
 
 /** The server API oc-exec was tested against: the releases whose event stream it was recorded from. */
@@ -209,19 +210,23 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const directory = turn.dir;
       const id = sessionId;
       const refusals = managed?.sandbox ? refusalsSince(refusedFile(spec.env, managed.id)) : null;
+      const source = serverSource({
+        client,
+        directory,
+        sessionId: id,
+        body,
+        auto: turn.auto,
+        deltas: turn.textDeltas,
+        killAfterMs: turn.killAfterMs,
+        recordTo,
+        redact: turn.redactor.text,
+      });
       return {
         ...(refusals ? { refused: refusals } : {}),
-        source: serverSource({
-          client,
-          directory,
-          sessionId: id,
-          body,
-          auto: turn.auto,
-          deltas: turn.textDeltas,
-          killAfterMs: turn.killAfterMs,
-          recordTo,
-          redact: turn.redactor.text,
-        }),
+        // On a server oc-exec started, its supervisor aborts this turn if this process dies.
+        source: managed
+          ? leased(source, () => takeLease(spec.env, managed.id, { pid: process.pid, session: id, directory }))
+          : source,
         ops: {
           export: null,
           sessionId: id,
@@ -232,6 +237,18 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
             ),
         },
       };
+    },
+  };
+}
+
+/** The source, holding a lease on the server's session from its start to its end. */
+function leased(source: UpstreamSource, take: () => () => void): UpstreamSource {
+  return {
+    start(sink) {
+      const release = take();
+      const running = source.start(sink);
+      void running.done.finally(release);
+      return running;
     },
   };
 }
