@@ -295,6 +295,8 @@ async function startBatchServer(
     startTimeoutMs: 60_000,
     sandbox: group.sandbox,
     models: group.models,
+    // Stopped with the batch, even if the batch is killed outright.
+    ownerPid: process.pid,
   });
 }
 

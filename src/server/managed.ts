@@ -43,6 +43,8 @@ export type StartRequest = {
   models: (string | null)[];
   /** For --warm: what turns fit this server (warm/warm-key.ts); absent for `server start`. */
   warmKey?: string;
+  /** A process whose end ends the server (a batch's own server: the batch), however it ends. */
+  ownerPid?: number;
 };
 
 type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
@@ -99,6 +101,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     sandbox: request.sandbox,
     models: request.models,
     ...(request.warmKey ? { warmKey: request.warmKey } : {}),
+    ...(request.ownerPid ? { ownerPid: request.ownerPid } : {}),
   };
   const [command, ...args] = request.self;
   const child = spawn(command!, [...args, "server", "supervise", id], {
@@ -349,6 +352,8 @@ function watch(
     })();
     // A turn whose oc-exec died (kill -9, the OOM killer) is aborted rather than left to run.
     leaseTimer = setInterval(() => {
+      // The process the server was started for is gone (a batch killed outright): so is its reason to run.
+      if (config.ownerPid && !isAlive(config.ownerPid)) void stop();
       for (const lease of readLeases(env, config.id)) {
         if (isAlive(lease.pid)) continue;
         lease.release();

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
-import { descendants, waitFor } from "../support/procs.js";
+import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { BIN } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { screenFrames } from "../support/tmux.js";
@@ -346,6 +346,29 @@ describe("oc-exec batch", () => {
     ]);
     await expectNothingLeft();
   });
+
+  it("kill -9 of the batch mid-task: its own server stops with it, tools included, within seconds", async () => {
+    const file = tasksFile("killed.jsonl", [{ id: "k1", prompt: "scenario:sleep-tool killed", auto: true }]);
+    const child = spawn(process.execPath, [BIN, "batch", file, "-q"], {
+      env: e2e.home.env,
+      cwd: e2e.home.workspace,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    const record = await waitFor(() => readRecords(e2e.home.env.XDG_STATE_HOME!)[0], 60_000, "the batch's server");
+    await waitFor(
+      () => descendants(record.pid).filter((p) => p.cmdline === "sleep 300").length === 1,
+      60_000,
+      "the task's tool",
+    );
+    const tools = descendants(record.pid).map((p) => p.pid);
+    child.kill("SIGKILL");
+    await waitFor(
+      () => [record.pid, record.supervisor_pid, ...tools].every((p) => !isAlive(p)),
+      15_000,
+      "the killed batch's server and its tools to stop",
+    );
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  }, 90_000);
 });
 
 describe("shards and merge", () => {
