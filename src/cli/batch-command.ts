@@ -19,7 +19,7 @@ import { runBatch } from "../batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../batch/tasks.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
-import type { BatchResult } from "../contract/schema.js";
+import type { BatchResult, OcEvent } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { splitList } from "../opencode/permissions.js";
@@ -31,6 +31,7 @@ import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
+import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
@@ -40,6 +41,7 @@ import type { CliIo } from "./main.js";
 
 export type BatchFlags = {
   attach?: string;
+  junit?: string;
   concurrency?: string;
   dir?: string;
   model?: string;
@@ -73,10 +75,15 @@ export async function batchNotRun(
   problems: string[],
   shard: BatchResult["shard"],
   io: Pick<CliIo, "env" | "stderr" | "stdout">,
+  report: JunitReport | null = null,
 ): Promise<number> {
   const writer = createStdoutWriter(io.stdout);
-  const summary = writeBatchNotRun(capProblems(problems), shard, (event) => writer.write(event));
+  const summary = writeBatchNotRun(capProblems(problems), shard, (event) => {
+    report?.observe(event);
+    writer.write(event);
+  });
   await writer.drained();
+  writeReport(report, io);
   writeBatchStepSummary(io.env, sayer(io, "batch"), summary, io.stderr);
   return summary.exit_code;
 }
@@ -84,16 +91,25 @@ export async function batchNotRun(
 const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
   io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
 
+/** Writes the --junit report once the stream's last line is out; a failure is said on stderr. */
+function writeReport(report: JunitReport | null, io: Pick<CliIo, "stderr">): void {
+  const failed = report?.write() ?? null;
+  if (failed) io.stderr.write(`oc-exec: ${failed}\n`);
+}
+
 export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const shard = flags.shard === undefined ? null : parseShard(flags.shard);
+  let report: JunitReport | null = null;
   try {
     if (flags.shard !== undefined && !shard)
       throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
-    return await runBatchCommand(file, flags, shard, io);
+    // An unwritable report path stops the batch before any task runs.
+    report = flags.junit === undefined ? null : openJunitReport(flags.junit, "oc-exec batch");
+    return await runBatchCommand(file, flags, shard, io, report);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     sayer(io, "batch")(error.message);
-    return batchNotRun([error.message], shard, io);
+    return batchNotRun([error.message], shard, io, report);
   }
 }
 
@@ -102,6 +118,7 @@ async function runBatchCommand(
   flags: BatchFlags,
   shard: BatchResult["shard"],
   io: CliIo,
+  report: JunitReport | null,
 ): Promise<number> {
   const say = sayer(io, "batch");
   let text: string;
@@ -113,7 +130,7 @@ async function runBatchCommand(
   const notRun = (problems: string[], summary: string) => {
     for (const p of capProblems(problems)) io.stderr.write(`${p}\n`);
     say(summary);
-    return batchNotRun(problems, shard, io);
+    return batchNotRun(problems, shard, io, report);
   };
   const parsed = parseTasks(text);
   if (parsed.problems.length > 0)
@@ -214,7 +231,7 @@ async function runBatchCommand(
           if (error instanceof ConfigError) throw error;
           const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
           say(problem);
-          return batchNotRun([problem], shard, io);
+          return batchNotRun([problem], shard, io, report);
         }
       }
       const made = await makeBackend({ attach: url, opencode: null, env: io.env, labels: FLAG_LABELS });
@@ -257,8 +274,12 @@ async function runBatchCommand(
         return summary;
       },
       io,
-      { signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`) },
+      {
+        event: (event) => report?.observe(event),
+        signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`),
+      },
     );
+    writeReport(report, io);
     progress.stop();
     if (!flags.quiet)
       say(
@@ -301,7 +322,12 @@ async function startBatchServer(
 }
 
 /** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (batch/merge.ts). */
-export async function mergeCommand(files: string[], flags: { tasks?: string }, io: CliIo): Promise<number> {
+export async function mergeCommand(
+  files: string[],
+  flags: { tasks?: string; junit?: string },
+  io: CliIo,
+): Promise<number> {
+  const report = flags.junit === undefined ? null : openJunitReport(flags.junit, "oc-exec merge");
   const read = (file: string): MergeInput => {
     try {
       return { file, text: readFileSync(file, "utf8") };
@@ -311,10 +337,15 @@ export async function mergeCommand(files: string[], flags: { tasks?: string }, i
   };
   const merged = mergeStreams(files.map(read), flags.tasks ? read(flags.tasks) : null);
   const writer = createStdoutWriter(io.stdout);
-  for (const event of merged.events) writer.write(event);
+  const write = (event: OcEvent) => {
+    report?.observe(event);
+    writer.write(event);
+  };
+  for (const event of merged.events) write(event);
   const problems = capProblems(merged.end.problems);
-  const summary = writeBatchResult({ ...merged.end, problems }, (event) => writer.write(event));
+  const summary = writeBatchResult({ ...merged.end, problems }, write);
   await writer.drained();
+  writeReport(report, io);
   const say = sayer(io, "merge");
   for (const p of problems) say(p);
   say(batchEndLine(summary));

@@ -104,6 +104,7 @@ export type RawFlags = WorkFlags & {
   ssh?: string;
   sshOption?: string[];
   warm?: boolean;
+  junit?: string;
   textDeltas?: boolean;
   inputFormat?: "text" | "jsonl";
   turnMaxSteps?: string;
@@ -177,6 +178,8 @@ export type CliSettings = {
   /** With a prompt argument, how long piped stdin has to send its first byte. */
   stdinTimeoutMs: number;
   display: Display;
+  /** --junit FILE: a JUnit XML report of the run, or null. */
+  junit: string | null;
 };
 
 export type Display = {
@@ -266,6 +269,7 @@ export function optionsFromFlags(
       promptFile: flags.promptFile ?? null,
       stdinTimeoutMs: parseDurationFlag(flags.stdinTimeout ?? STDIN_TIMEOUT_DEFAULT, "--stdin-timeout"),
       display: displayFrom(flags),
+      junit: flags.junit ?? null,
     },
   };
 }

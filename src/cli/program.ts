@@ -61,6 +61,10 @@ const NO_ACTIONS: Actions = {
   scriptedModel: noAction,
 };
 
+/** One wording for --junit on a turn, a batch and a merge. */
+const JUNIT_HELP =
+  "also write a JUnit XML report there: a test case per turn (or task), failed for any class but success (GitLab, Jenkins, GitHub test reports)";
+
 export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTIONS): Command {
   const program = new Command("oc-exec")
     // Set before the subcommands are added, so they inherit both.
@@ -191,6 +195,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       collect,
     );
   retryOptions(verifyOptions(program))
+    .option("--junit <file>", JUNIT_HELP)
     .option("--include-raw", "attach the original opencode line to each event (raw)")
     .option("-q, --quiet", "no progress on stderr")
     .option("--verbose", "also show opencode's own stderr lines")
@@ -251,6 +256,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
     .option("--opencode <path>", "opencode binary for the batch's server");
   retryOptions(verifyOptions(sandboxOptions(batch, "the batch's server and every task's tools")))
+    .option("--junit <file>", JUNIT_HELP)
     .option("-q, --quiet", "no progress on stderr")
     .action((file: string, flags: Record<string, unknown>) => actions.batch(file, flags));
   program
@@ -260,6 +266,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     )
     .argument("<files...>", "the shards' outputs")
     .option("--tasks <file>", "the tasks file: also check that every task in it appears")
+    .option("--junit <file>", JUNIT_HELP)
     .action((files: string[], flags: Record<string, unknown>) => actions.merge(files, flags));
   const server = program
     .command("server")

@@ -7,6 +7,7 @@ import type { RunTurnOptions } from "../options/options.js";
 import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createReporter } from "../progress/reporter.js";
+import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Driver, deliver } from "./deliver.js";
@@ -17,6 +18,8 @@ import { readPrompt } from "./prompt.js";
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
+  // An unwritable report path is a usage error now, before anything runs or is paid for.
+  const report = cli.junit === null ? null : openJunitReport(cli.junit, "oc-exec");
   const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
   if (flags.inputFormat === "jsonl") {
     // A conversation cannot be rehearsed (yet). Running it for real when a job asked for a rehearsal
@@ -26,7 +29,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
         `${flags.rehearse !== undefined ? "--rehearse" : "OC_EXEC_REHEARSE"} does not apply to a conversation (--input-format jsonl) yet; nothing was run, nothing was sent to a model`,
         "UsageError",
       );
-    return conversationCommand(args, flags, options, cli.display, io);
+    return conversationCommand(args, flags, options, cli.display, io, report);
   }
   // One rule for flags that do nothing in the chosen mode (as --text-deltas without --attach): refused.
   const turnOnly = (
@@ -73,6 +76,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
         cli.display,
         io,
         reporter,
+        report,
       );
     } finally {
       await closeBackend(backend);
@@ -94,12 +98,14 @@ export async function deliverTurn(
   display: Display,
   io: CliIo,
   reporter?: Awaited<ReturnType<typeof createReporter>>,
+  report: JunitReport | null = null,
 ): Promise<number> {
   const progress = reporter ?? (await createReporter({ ...display, stream: io.stderr, env: io.env }));
   let showing = true;
   try {
     return await deliver(drive, io, {
       event(event, stdoutGone) {
+        report?.observe(event);
         if (!showing) return;
         if (stdoutGone && (event.type === "result" || event.type === "conversation.result")) {
           // The result could not be delivered; what it says of the stopped turn is not the outcome.
@@ -121,6 +127,9 @@ export async function deliverTurn(
     });
   } finally {
     progress.stop();
+    // After the last line, whatever ended the run (a signal, a timeout): the report says how.
+    const failed = report?.write() ?? null;
+    if (failed) io.stderr.write(`oc-exec: ${failed}\n`);
   }
 }
 
@@ -134,6 +143,7 @@ async function conversationCommand(
   options: Omit<RunTurnOptions, "prompt" | "env">,
   display: Display,
   io: CliIo,
+  report: JunitReport | null,
 ): Promise<number> {
   if (args.length > 0 || flags.promptFile)
     throw new ConfigError(
@@ -186,7 +196,7 @@ async function conversationCommand(
     stopInput: () => input.abort(),
   };
   try {
-    return await deliverTurn((sink, control) => runConversation(plan, sink, control), display, io);
+    return await deliverTurn((sink, control) => runConversation(plan, sink, control), display, io, undefined, report);
   } finally {
     await closeBackend(backend);
     lines.close();
