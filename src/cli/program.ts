@@ -281,7 +281,12 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     )
     .option("--port <n>", "listen on this port of 127.0.0.1 (default: a free one)")
     .option("--opencode <path>", "opencode binary (default: $OC_EXEC_OPENCODE, the bundled one, then PATH)")
-    .option("-m, --model <provider/model>", "with --sandbox: the model whose provider the sandbox lets through");
+    .option("-m, --model <provider/model>", "with --sandbox: the model whose provider the sandbox lets through")
+    .option(
+      "--ssh <dest>",
+      "start it on this host ([user@]host[:port] or an ssh config alias), behind a local port forward; --dir and --opencode are then there",
+    )
+    .option("--ssh-option <key=value>", "with --ssh: pass -o KEY=VALUE to ssh (repeatable)", collect);
   sandboxOptions(start, "the server and every tool it starts").action((flags: Record<string, unknown>) =>
     actions.server("start", [], flags),
   );

@@ -10,7 +10,7 @@ import { notADirectory } from "../fs-checks.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
-import { resolveSandbox } from "../options/resolve-options.js";
+import { resolveSandbox, resolveSsh } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import type { SandboxSpec } from "../sandbox/policy.js";
@@ -33,6 +33,8 @@ type ServerFlags = {
   writable?: string[];
   allowHost?: string[];
   passEnv?: string[];
+  ssh?: string;
+  sshOption?: string[];
 };
 
 export async function serverCommand(
@@ -65,6 +67,7 @@ export async function serverCommand(
 }
 
 async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
+  if (flags.ssh !== undefined) return startRemote(flags, io, say);
   const dir = resolve(flags.dir ?? ".");
   const dirProblem = notADirectory(dir);
   if (dirProblem) throw new ConfigError(`--dir ${dir} ${dirProblem}`);
@@ -97,6 +100,45 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
     return EXIT_CODES.success;
   } catch (error) {
     // A release too old for the server backend is the caller's to fix: a ConfigError, exit 5 (above).
+    if (!(error instanceof ServerStartError)) throw error;
+    say(error.message);
+    return error.timedOut ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
+  }
+}
+
+/** server start --ssh: opencode serve on another host, behind a local forward (ssh/remote-serve.ts). */
+async function startRemote(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
+  const ssh = resolveSsh(
+    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
+    FLAG_LABELS,
+    readEnvironment(io.env).sshConfig,
+  )!;
+  if (flags.sandbox !== undefined || flags.port !== undefined)
+    throw new ConfigError(
+      `--ssh cannot be combined with ${flags.sandbox !== undefined ? "--sandbox (the sandbox runs on this machine only)" : "--port (the local end of the forward is a free port)"}`,
+    );
+  const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
+  try {
+    const server = await startServer({
+      binary: flags.opencode ?? "opencode",
+      version: null,
+      dir: ssh.dir ?? "~",
+      idleTimeoutMs,
+      port: 0,
+      env: io.env,
+      self: [process.execPath, process.argv[1]!],
+      startTimeoutMs: START_TIMEOUT_MS,
+      sandbox: null,
+      models: [],
+      ssh,
+    });
+    if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
+    writeStdoutText(`${server.url}\n`, io.stdout);
+    say(
+      `opencode serving ${server.dir} on ${ssh.destination}, forwarded to ${server.url} (supervisor pid ${server.supervisor_pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+    );
+    return EXIT_CODES.success;
+  } catch (error) {
     if (!(error instanceof ServerStartError)) throw error;
     say(error.message);
     return error.timedOut ? EXIT_CODES.timeout : EXIT_CODES.agent_error;

@@ -251,7 +251,7 @@ function warmIdle(text: string | null): number {
 }
 
 /** The host over ssh, checked: a destination ssh takes, options as KEY=VALUE, nothing it cannot carry. */
-function resolveSsh(
+export function resolveSsh(
   options: Pick<RunTurnOptions, "ssh" | "sshOptions" | "dir" | "passEnv" | "attach" | "verify">,
   labels: OptionLabels,
   configFile: string | null,

@@ -15,6 +15,8 @@ import { ConfigError } from "../outcome/errors.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
 import type { SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
+import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
+import type { SshSpec } from "../ssh/ssh-args.js";
 import { ServerClient, ServerError } from "./client.js";
 import {
   findServer,
@@ -45,6 +47,8 @@ export type StartRequest = {
   warmKey?: string;
   /** A process whose end ends the server (a batch's own server: the batch), however it ends. */
   ownerPid?: number;
+  /** The host the server runs on (server start --ssh); `binary` and `dir` are then paths there. */
+  ssh?: SshSpec;
 };
 
 type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
@@ -102,13 +106,15 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     models: request.models,
     ...(request.warmKey ? { warmKey: request.warmKey } : {}),
     ...(request.ownerPid ? { ownerPid: request.ownerPid } : {}),
+    ...(request.ssh ? { ssh: request.ssh } : {}),
   };
   const [command, ...args] = request.self;
   const child = spawn(command!, [...args, "server", "supervise", id], {
     detached: true,
     stdio: ["ignore", "pipe", "ignore"],
     env: { ...request.env, [SUPERVISE_ENV]: JSON.stringify(config) },
-    cwd: request.dir,
+    // A remote server's directory is on its host.
+    cwd: request.ssh ? process.cwd() : request.dir,
   });
   const report = await new Promise<SupervisorReport>((resolve) => {
     let text = "";
@@ -143,6 +149,11 @@ function portInUse(port: number): Promise<boolean> {
   });
 }
 
+/** opencode serve started (here, in a sandbox, or on another host), or why it could not be. */
+type Launched =
+  | { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string } | null; remote?: RemoteServe }
+  | { problem: string };
+
 /** `server supervise ID`: runs in the background for the server's whole life. */
 export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) => void): Promise<number> {
   const report = (value: SupervisorReport) => write(`${JSON.stringify(value)}\n`);
@@ -153,13 +164,23 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   delete serverEnv.OPENCODE_SERVER_USERNAME;
   mkdirSync(registryDir(env), { recursive: true, mode: 0o700 });
   const log = openSync(join(registryDir(env), `${config.id}.log`), "a", 0o600);
-  const launched = await launchServe(env, config, serverEnv, log);
+  const launched: Launched = config.ssh
+    ? await launchRemoteServe({
+        ssh: config.ssh,
+        binary: config.binary,
+        password: config.password,
+        env: serverEnv,
+        log,
+        startTimeoutMs: config.startTimeoutMs,
+      }).then((r) => ("problem" in r ? r : { opencode: r.child, sandbox: null, remote: r }))
+    : await launchServe(env, config, serverEnv, log);
   closeSync(log);
   if ("problem" in launched) {
     report({ unsupported: launched.problem });
     return EXIT_CODES.config_error;
   }
   const { opencode, sandbox } = launched;
+  const remote = launched.remote ?? null;
   const pid = opencode.pid;
   let exited = false;
   opencode.once("exit", () => {
@@ -184,10 +205,20 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   // A sandboxed server listens on the namespace's own loopback: the URL is the host's way in.
   const forward =
     listening !== null && sandbox ? await forwardToSocket(sandbox.sandbox.inboundSocket, config.port) : null;
-  const url = forward ? `http://127.0.0.1:${forward.port}` : listening;
+  // A remote server listens on its host's loopback: the way in is a forward of the ssh master.
+  const remotePort = remote && listening !== null ? Number(new URL(listening).port) : null;
+  const local = remote && remotePort ? await remote.forward(remotePort).catch(() => null) : null;
+  const url = forward
+    ? `http://127.0.0.1:${forward.port}`
+    : remote
+      ? local
+        ? `http://127.0.0.1:${local}`
+        : null
+      : listening;
   const release = async () => {
     forward?.close();
     await sandbox?.sandbox.close();
+    await remote?.close();
   };
   if (url === null || pid === undefined) {
     if (pid !== undefined) await stopProcessTree(pid);
@@ -215,7 +246,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     url,
     pid,
     supervisor_pid: process.pid,
-    dir: config.dir,
+    dir: remote ? remote.dir : config.dir,
     started_at: new Date().toISOString(),
     idle_timeout_ms: config.idleTimeoutMs,
     opencode: { path: config.binary, version: config.version },
@@ -223,6 +254,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     password: config.password,
     ...(sandbox && config.sandbox ? { sandbox: { spec: config.sandbox, info: sandbox.sandbox.info } } : {}),
     ...(config.warmKey ? { warm_key: config.warmKey } : {}),
+    ...(config.ssh ? { ssh: { destination: config.ssh.destination } } : {}),
   };
   writeServer(env, record);
   // Turns on the server read the refusals from here: the proxy that names them runs in this process.

@@ -23,6 +23,8 @@ export type ManagedServer = {
   password: string;
   /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
   sandbox?: { spec: SandboxSpec; info: SandboxInfo };
+  /** On another host (server start --ssh): `dir` and `opencode.path` are there, `url` is the local forward. */
+  ssh?: { destination: string };
   /** Started by --warm for the turns that fit it (warm/warm-key.ts); absent for `server start`'s. */
   warm_key?: string;
 };

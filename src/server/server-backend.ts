@@ -175,9 +175,11 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       ];
       // provider/model: the resolver refused any other shape.
       const slash = turn.model?.indexOf("/") ?? -1;
+      // A server on another host serves its own directory there; this machine's paths mean nothing to it.
+      const directory = managed?.ssh ? managed.dir : turn.dir;
       let sessionId: string | null = null;
       try {
-        sessionId = await resolveSession(client, turn, rules, input.title ?? titleFor(input.prompt));
+        sessionId = await resolveSession(client, turn, directory, rules, input.title ?? titleFor(input.prompt));
       } catch (error) {
         if (!(error instanceof ServerError)) throw error;
         if (error.kind === "http" && error.status === 404 && turn.session)
@@ -190,7 +192,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         return {
           problem: {
             name: "SessionNotFound",
-            message: `there is no session to continue in ${turn.dir} on ${client.shown}`,
+            message: `there is no session to continue in ${directory} on ${client.shown}`,
           },
         };
       const body: PromptBody = {
@@ -207,7 +209,6 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       if (turn.model) body.model = { providerID: turn.model.slice(0, slash), modelID: turn.model.slice(slash + 1) };
       if (turn.agent) body.agent = turn.agent;
       if (turn.variant) body.variant = turn.variant;
-      const directory = turn.dir;
       const id = sessionId;
       const refusals = managed?.sandbox ? refusalsSince(refusedFile(spec.env, managed.id)) : null;
       const source = serverSource({
@@ -270,17 +271,18 @@ function safeJson(text: string): unknown {
 async function resolveSession(
   client: ServerClient,
   turn: ResolvedTurn,
+  directory: string,
   rules: PermissionRule[],
   title: string,
 ): Promise<string | null> {
   let resumed: string | null = null;
-  if (turn.session) resumed = (await client.getSession(turn.dir, turn.session)).id;
-  else if (turn.continue) resumed = (await client.listSessions(turn.dir))[0]?.id ?? null;
+  if (turn.session) resumed = (await client.getSession(directory, turn.session)).id;
+  else if (turn.continue) resumed = (await client.listSessions(directory))[0]?.id ?? null;
   if (resumed === null) {
     if (turn.session || turn.continue) return null;
-    return (await client.createSession(turn.dir, { title, permission: rules })).id;
+    return (await client.createSession(directory, { title, permission: rules })).id;
   }
-  const id = turn.fork ? (await client.forkSession(turn.dir, resumed)).id : resumed;
-  await client.updateSession(turn.dir, id, { permission: rules });
+  const id = turn.fork ? (await client.forkSession(directory, resumed)).id : resumed;
+  await client.updateSession(directory, id, { permission: rules });
   return id;
 }

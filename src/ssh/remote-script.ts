@@ -6,7 +6,9 @@
 // the prompt's size and its bytes, and runs the command. For a turn it keeps reading stdin: when
 // that ends (oc-exec stopped the turn, died, or the connection went), it ends the command and
 // every process below it, TERM then KILL after the grace period. ssh forwards no signal without a
-// terminal, so stdin closing is the one message that always arrives.
+// terminal, so stdin closing is the one message that always arrives. The input is read into a
+// temporary file, opened, and the file removed at once: nothing is left on the host however the
+// script ends.
 
 /** Quotes a value for a POSIX shell: single quotes, each inner quote closed, escaped and reopened. */
 export function shellQuote(value: string): string {
@@ -33,17 +35,18 @@ IFS= read -r oc_size || oc_size=0
 if [ -n "$oc_dir" ]; then cd -- "$oc_dir" 2>/dev/null || { echo "${MARKER} no-dir" >&2; exit ${SCRIPT_EXIT.noDir}; }; fi
 command -v -- "$1" >/dev/null 2>&1 || { echo "${MARKER} not-found" >&2; exit ${SCRIPT_EXIT.notFound}; }
 oc_tmp=$(mktemp -d "\${TMPDIR:-/tmp}/oc-exec-ssh.XXXXXX") || { echo "${MARKER} no-temp" >&2; exit ${SCRIPT_EXIT.noTemp}; }
-trap 'rm -rf "$oc_tmp"' EXIT
 head -c "$oc_size" > "$oc_tmp/input"
-if [ "$oc_mode" != turn ]; then "$@" < "$oc_tmp/input"; exit $?; fi
+exec 4< "$oc_tmp/input"
+rm -rf "$oc_tmp"
+if [ "$oc_mode" != turn ]; then "$@" <&4 4<&-; exit $?; fi
 oc_tree() {
   ps -A -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '{ p[$1] = $2 }
     END { for (x in p) { y = x; n = 0; while ((y in p) && y != root && n++ < 100) y = p[y]; if (y == root && x != root) print x } }'
 }
 exec 3<&0
-"$@" < "$oc_tmp/input" 3<&- &
+"$@" <&4 3<&- 4<&- &
 oc_pid=$!
-echo "${MARKER} started $oc_pid" >&2
+echo "${MARKER} started $oc_pid $(pwd)" >&2
 (
   cat <&3
   oc_kids=$(oc_tree "$oc_pid")
@@ -53,7 +56,7 @@ echo "${MARKER} started $oc_pid" >&2
   kill -KILL "$oc_pid" $oc_kids $(oc_tree "$oc_pid")
 ) >/dev/null 2>&1 &
 oc_watch=$!
-exec 3<&-
+exec 3<&- 4<&-
 wait "$oc_pid"; oc_status=$?
 kill $(oc_tree "$oc_watch") "$oc_watch" 2>/dev/null
 echo "${MARKER} exit $oc_status" >&2
@@ -92,13 +95,18 @@ export function preamble(run: RemoteRun, input: Buffer | string): string {
   return `${lines.join("\n")}\n${PREAMBLE_END}\n${Buffer.byteLength(input)}\n`;
 }
 
-export type Marker = { kind: "started" } | { kind: "exit"; status: number } | { kind: "problem"; what: string };
+export type Marker =
+  | { kind: "started"; cwd: string | null }
+  | { kind: "exit"; status: number }
+  | { kind: "problem"; what: string };
 
 /** One of the script's own stderr lines, or null for the command's. */
 export function parseMarker(line: string): Marker | null {
   if (!line.startsWith(`${MARKER} `)) return null;
-  const [word, value] = line.slice(MARKER.length + 1).split(" ");
-  if (word === "started") return { kind: "started" };
+  const rest = line.slice(MARKER.length + 1);
+  const [word, value] = rest.split(" ");
+  // started PID CWD: the directory is the rest of the line, spaces and all.
+  if (word === "started") return { kind: "started", cwd: rest.split(" ").slice(2).join(" ") || null };
   if (word === "exit" && value !== undefined && /^\d+$/.test(value)) return { kind: "exit", status: Number(value) };
   return { kind: "problem", what: word ?? "" };
 }

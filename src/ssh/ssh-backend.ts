@@ -3,9 +3,7 @@
 // opencode's version learned over it. Each turn is `ssh … sh -c SCRIPT` (remote-script.ts), with
 // the environment oc-exec sets, the arguments and the prompt on stdin. The workspace is on the
 // host: oc-exec checks nothing of it here and reports changes from the tools' own writes.
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, LaunchProblem } from "../backend/backend.js";
 import { splitterOptions } from "../events/split-options.js";
@@ -15,19 +13,11 @@ import { buildInvocation, type Invocation, unsupportedFlags } from "../opencode/
 import { lastLine, runSideCommand } from "../opencode/side-command.js";
 import { cachedRemote, rememberRemote } from "../opencode/version.js";
 import { DEFAULTS } from "../options/options.js";
-import { guardMark } from "../process/orphan-guard.js";
 import { parseExport } from "../process/session-commands.js";
 import { envPattern } from "../sandbox/policy.js";
+import { makeControlDir, SSH, startMaster } from "./master.js";
 import { preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
-import {
-  commandArgs,
-  exitMasterArgs,
-  hostOf,
-  masterArgs,
-  type SshArgsInput,
-  type SshSpec,
-  sshFailure,
-} from "./ssh-args.js";
+import { commandArgs, hostOf, type SshArgsInput, type SshSpec, sshFailure } from "./ssh-args.js";
 import { sshSource } from "./ssh-source.js";
 
 export type SshBackendSpec = {
@@ -38,8 +28,6 @@ export type SshBackendSpec = {
   /** ssh's ConnectTimeout (--startup-timeout), or null for ssh's own. */
   connectTimeoutMs: number | null;
 };
-
-const SSH = "ssh";
 
 /** The environment that goes to the host: what oc-exec set or changed for the turn, and --pass-env. */
 export function forwardedEnv(
@@ -56,45 +44,6 @@ export function forwardedEnv(
   }
   return out;
 }
-
-/** Starts the master connection; resolves once it is up, or with ssh's reason it is not. */
-function startMaster(
-  args: SshArgsInput,
-  env: NodeJS.ProcessEnv,
-): Promise<{ stop(): Promise<void> } | { problem: LaunchProblem }> {
-  return new Promise((resolve) => {
-    const child = spawn(SSH, masterArgs(args), {
-      env: { ...env, ...guardMark() },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-    let settled = false;
-    const settle = (value: { stop(): Promise<void> } | { problem: LaunchProblem }) => {
-      if (settled) return;
-      settled = true;
-      clearInterval(poll);
-      resolve(value);
-    };
-    const exited = new Promise<void>((r) => child.once("close", () => r()));
-    const stop = async () => {
-      await runSideCommand(SSH, exitMasterArgs(args), { env, timeoutMs: 5_000 });
-      const gone = await Promise.race([exited.then(() => true), delay(3_000).then(() => false)]);
-      if (!gone) child.kill("SIGKILL");
-    };
-    child.once("error", (error) =>
-      settle({ problem: { name: "SshNotFound", message: `could not run ssh (the OpenSSH client): ${error.message}` } }),
-    );
-    child.once("close", () => settle({ problem: sshFailure(args.spec.destination, stderr) }));
-    // The socket appears once the master has authenticated.
-    const poll = setInterval(() => {
-      if (existsSync(args.controlPath)) settle({ stop });
-    }, 25);
-  });
-}
-
-/** A wait that does not keep the process alive on its own. */
-const delay = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 type Side = (run: Omit<RemoteRun, "mode" | "graceSeconds">, timeoutMs?: number) => ReturnType<typeof runSideCommand>;
 
@@ -133,7 +82,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
   const { ssh } = spec;
   const binary = spec.opencode ?? "opencode";
   const host = hostOf(ssh.destination);
-  const controlDir = mkdtempSync(join(tmpdir(), "oc-exec-ssh-"));
+  const controlDir = makeControlDir();
   const args: SshArgsInput = { spec: ssh, controlPath: join(controlDir, "c"), connectTimeoutMs: spec.connectTimeoutMs };
   const master = await startMaster(args, spec.env);
   const close = async () => {

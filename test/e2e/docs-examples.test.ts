@@ -35,7 +35,7 @@ function blocks(): Block[] {
   return found;
 }
 
-/** Run by readme-examples.test.ts, each against the outcome it branches on. */
+/** Run elsewhere (readme-examples, ssh, warm, sandbox-server tests), each against the outcome it branches on. */
 const ELSEWHERE = new Set([
   "warm-server",
   "warm-env",
@@ -45,6 +45,7 @@ const ELSEWHERE = new Set([
   "sandbox-server",
   "ssh",
   "ssh-turn",
+  "ssh-server",
 ]);
 
 describe("every shell block in the README and docs/ says how it is checked", () => {

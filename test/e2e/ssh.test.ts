@@ -7,10 +7,11 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { waitFor } from "../support/procs.js";
+import { isAlive, waitFor } from "../support/procs.js";
 import { BIN, eventsOf, parseLines, runBash } from "../support/run-cli.js";
 import { closedPort } from "../support/scenarios.js";
 import { type SshServer, startSshServer, strangerKey } from "../support/ssh-server.js";
+import { readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
 let ssh: SshServer;
@@ -255,6 +256,7 @@ describe.skipIf(process.platform !== "linux")("the --ssh examples of the README 
   it.each([
     ["README.md", "ssh"],
     ["docs/usage.md", "ssh-turn"],
+    ["docs/usage.md", "ssh-server"],
   ])(
     "%s %s: the answer from the host, under bash -euo pipefail",
     async (file, name) => {
@@ -266,10 +268,50 @@ describe.skipIf(process.platform !== "linux")("the --ssh examples of the README 
         cwd: e2e.workspace(),
         env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}`, OC_EXEC_SSH_CONFIG: ssh.configFile("build-box") },
       });
-      expect(run.stderr).toBe("");
+      // server start and stop say what they did on stderr; a turn with -q says nothing there.
+      if (name === "ssh-server") expect(run.stderr).toMatch(/^oc-exec server start: opencode serving .* on build-box/);
+      else expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
       expect(run.stdout).toBe("Hello from the scripted model.\n");
+      await expectNoRemoteSurvivors();
     },
     90_000,
   );
+});
+
+describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server on another host", () => {
+  it("start, an --attach turn with a tool there, stop: nothing left on either side", async () => {
+    const dir = mkdtempSync(join(ssh.remote.root, "served-"));
+    const started = await e2e.runRaw(["server", "start", ...ssh.args(), "--dir", dir, "--idle-timeout", "0"]);
+    expect(started.stderr).toContain(`on ${ssh.destination}, forwarded to`);
+    expect(started.code).toBe(0);
+    const url = started.stdout.trim();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const record = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === url)!;
+    expect(record).toMatchObject({ dir, ssh: { destination: ssh.destination } });
+    // The server runs as the remote user.
+    expect(ssh.survivors().some((p) => cmdline(p).includes("serve --hostname 127.0.0.1 --port 0"))).toBe(true);
+
+    const run = await e2e.run(["-q", "--attach", url, "--auto", "scenario:bash-write ssh-served"]);
+    expect(run.code).toBe(0);
+    expect(eventsOf(run, "run.started")[0]!.opencode).toMatchObject({ url, version: "1.18.33" });
+    // The tool ran there, in the server's directory.
+    expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+
+    const stopped = await e2e.runRaw(["server", "stop", url]);
+    expect(stopped.code).toBe(0);
+    await expectNoRemoteSurvivors();
+    await waitFor(() => !isAlive(record.pid) && !isAlive(record.supervisor_pid), 10_000, "the local side to end");
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!).filter((r) => r.url === url)).toEqual([]);
+  }, 120_000);
+
+  it("a host it cannot reach: exit 5 naming it, no record", async () => {
+    const port = await closedPort();
+    const args = ssh.args().map((a) => (a === ssh.destination ? `127.0.0.1:${port}` : a));
+    const started = await e2e.runRaw(["server", "start", ...args]);
+    expect(started.code).toBe(5);
+    expect(started.stdout).toBe("");
+    expect(started.stderr).toContain("SshUnreachable: cannot reach 127.0.0.1:");
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  }, 60_000);
 });

@@ -6,7 +6,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import type { Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { locateOpencode } from "../../src/opencode/locate.js";
@@ -80,6 +80,18 @@ export async function startSshServer(
       ctx.reject(["publickey"]);
     });
     client.on("ready", () => {
+      // Port forwarding (ssh -L): a channel to a port on the "remote" host's loopback.
+      client.on("tcpip", (accept, reject, info) => {
+        const upstream = connect(info.destPort, info.destIP);
+        upstream.once("error", () => reject());
+        upstream.once("connect", () => {
+          const channel = accept();
+          channel.on("error", () => upstream.destroy());
+          upstream.pipe(channel).pipe(upstream);
+          sockets.add(upstream);
+          upstream.once("close", () => sockets.delete(upstream));
+        });
+      });
       client.on("session", (acceptSession) => {
         const session = acceptSession();
         session.on("exec", (accept, _reject, info) => {

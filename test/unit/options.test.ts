@@ -78,6 +78,7 @@ describe("flags to options", () => {
       promptFile: null,
       stdinTimeoutMs: 5000,
       display: { quiet: false, verbose: false, timestamps: false, color: "auto" },
+      junit: null,
     });
   });
 

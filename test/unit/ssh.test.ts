@@ -67,7 +67,7 @@ describe("the remote script's preamble", () => {
   });
 
   it("markers", () => {
-    expect(parseMarker(`${MARKER} started 123`)).toEqual({ kind: "started" });
+    expect(parseMarker(`${MARKER} started 123 /srv/my dir`)).toEqual({ kind: "started", cwd: "/srv/my dir" });
     expect(parseMarker(`${MARKER} exit 143`)).toEqual({ kind: "exit", status: 143 });
     expect(parseMarker(`${MARKER} no-dir`)).toEqual({ kind: "problem", what: "no-dir" });
     expect(parseMarker("INFO service=bus exit 1")).toBeNull();
