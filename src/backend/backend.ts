@@ -54,8 +54,11 @@ export type Backend = {
   close?(): Promise<void>;
   /** Values this backend holds that no output may show (a server's password): redacted like the environment's. */
   readonly secrets?: readonly string[];
-  /** The host the turn runs on (--ssh): its workspace is there, so nothing of it is checked or compared here. */
-  readonly remote?: string;
+  /**
+   * The host the turn runs on (--ssh, or a server started with --ssh) and its directory there (null:
+   * the login directory): the workspace is there, so nothing of it is checked or compared here.
+   */
+  readonly remote?: { host: string; dir: string | null };
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */

@@ -55,6 +55,8 @@ export function planTasks(
   tasks: Task[],
   defaults: TaskDefaults,
   labels: OptionLabels,
+  /** The workspace is on another host (batch --ssh): nothing of it can be checked here. */
+  remote = false,
 ): { run: PlannedTask[]; problems: { line: number; message: string }[] } {
   const run: PlannedTask[] = [];
   const problems: { line: number; message: string }[] = [];
@@ -93,7 +95,7 @@ export function planTasks(
         { labels: labelsFor(task, labels) },
       );
       // A workspace that is not there fails every turn in it: found now, before anything is paid for.
-      const missing = notADirectory(options.dir);
+      const missing = remote ? null : notADirectory(options.dir);
       if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
       run.push({ task, options });
     } catch (error) {

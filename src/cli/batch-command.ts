@@ -25,7 +25,7 @@ import { locateOpencode } from "../opencode/locate.js";
 import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
 import type { RunTurnOptions } from "../options/options.js";
-import { resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
+import { resolveSsh, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
@@ -34,6 +34,7 @@ import { writeBatchStepSummary } from "../progress/step-summary.js";
 import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
+import type { SshSpec } from "../ssh/ssh-args.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
@@ -42,6 +43,8 @@ import type { CliIo } from "./main.js";
 export type BatchFlags = {
   attach?: string;
   junit?: string;
+  ssh?: string;
+  sshOption?: string[];
   concurrency?: string;
   dir?: string;
   model?: string;
@@ -200,12 +203,16 @@ async function runBatchCommand(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,
     TASK_FLAG_LABELS,
+    flags.ssh !== undefined,
   );
   if (planned.problems.length > 0)
     return notRun(
       planned.problems.map((p) => `${file}:${p.line}: ${p.message}`),
       `${planned.problems.length} problem(s) in the tasks file; nothing was run`,
     );
+
+  // On another host, one server there serves the batch's --dir: what needs another server is refused.
+  const ssh = flags.ssh === undefined ? null : remoteBatchSsh(flags, tasks, checked, io.env);
 
   // The backends: the caller's server for every task (--attach), or one server started here per
   // distinct sandbox policy of the tasks (most batches: one), each stopped at the end.
@@ -223,7 +230,7 @@ async function runBatchCommand(
       let url = flags.attach;
       if (!url) {
         try {
-          const started = await startBatchServer(flags, defaults.dir, io, group);
+          const started = await startBatchServer(flags, defaults.dir, io, group, ssh);
           servers.push(started);
           url = started.url;
         } catch (error) {
@@ -301,24 +308,61 @@ async function startBatchServer(
   dir: string,
   io: CliIo,
   group: Pick<SandboxGroup, "sandbox" | "models">,
+  ssh: SshSpec | null,
 ): Promise<ManagedServer> {
-  const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
-  if (!located.ok) throw new ConfigError(located.message);
-  const detected = await detectOpencode(located.binary, io.env);
-  return startServer({
-    binary: located.binary.path,
-    version: detected.version,
-    dir,
+  const common = {
     idleTimeoutMs: 10 * 60_000,
     port: 0,
     env: io.env,
     self: [process.execPath, process.argv[1]!],
     startTimeoutMs: 60_000,
-    sandbox: group.sandbox,
-    models: group.models,
     // Stopped with the batch, even if the batch is killed outright.
     ownerPid: process.pid,
+  };
+  if (ssh)
+    return startServer({
+      ...common,
+      binary: flags.opencode ?? "opencode",
+      version: null,
+      dir: ssh.dir ?? "~",
+      sandbox: null,
+      models: [],
+      ssh,
+    });
+  const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
+  if (!located.ok) throw new ConfigError(located.message);
+  const detected = await detectOpencode(located.binary, io.env);
+  return startServer({
+    ...common,
+    binary: located.binary.path,
+    version: detected.version,
+    dir,
+    sandbox: group.sandbox,
+    models: group.models,
   });
+}
+
+/** batch --ssh: the host, checked; a task that would need a server of its own there is refused. */
+function remoteBatchSsh(
+  flags: BatchFlags,
+  tasks: { id: string; dir?: string; sandbox?: string }[],
+  checked: { sandbox: unknown },
+  env: NodeJS.ProcessEnv,
+): SshSpec {
+  if (flags.attach !== undefined) throw new ConfigError("batch --ssh cannot be combined with --attach", "UsageError");
+  const own = tasks.find((t) => t.dir !== undefined || (t.sandbox !== undefined && t.sandbox !== "off"));
+  if (checked.sandbox || own)
+    throw new ConfigError(
+      own
+        ? `task ${own.id} names its own ${own.dir !== undefined ? "dir" : "sandbox"}: under batch --ssh every task runs in the one server's --dir on the host, unsandboxed`
+        : "batch --ssh cannot be combined with a sandbox (the sandbox runs on this machine only)",
+      "UsageError",
+    );
+  return resolveSsh(
+    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
+    FLAG_LABELS,
+    readEnvironment(env).sshConfig,
+  )!;
 }
 
 /** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (batch/merge.ts). */

@@ -254,7 +254,9 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--task-timeout <duration>", "each task's timeout (a task's timeout wins)")
     .option("--resume <file>", "an earlier batch's output: tasks that succeeded there are skipped")
     .option("--shard <i/n>", "run only shard i of n (stable: by a hash of each task id)")
-    .option("--opencode <path>", "opencode binary for the batch's server");
+    .option("--opencode <path>", "opencode binary for the batch's server")
+    .option("--ssh <dest>", "run the batch's server on this host (as server start --ssh): every task in --dir there")
+    .option("--ssh-option <key=value>", "with --ssh: pass -o KEY=VALUE to ssh (repeatable)", collect);
   retryOptions(verifyOptions(sandboxOptions(batch, "the batch's server and every task's tools")))
     .option("--junit <file>", JUNIT_HELP)
     .option("-q, --quiet", "no progress on stderr")

@@ -137,6 +137,8 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     removes: [NO_QUESTIONS.permission],
     secrets: auth ? [auth.password] : [],
     ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),
+    // A server on another host: its directory there is every turn's workspace.
+    ...(managed?.ssh ? { remote: { host: managed.ssh.destination, dir: managed.dir } } : {}),
     problem: null,
     check(turn) {
       const refused = runOnlyFlags(turn);

@@ -113,7 +113,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
   };
   return {
     opencode: { path: binary, version, host: ssh.destination },
-    remote: ssh.destination,
+    remote: { host: ssh.destination, dir: ssh.dir },
     problem,
     close,
     check(turn) {

@@ -75,7 +75,7 @@ export async function executeTurn(
       // What the workspace holds before opencode starts, to tell what the turn changed in it.
       // Over ssh the workspace is on the host: the tools' own writes say what changed.
       const snapshot: WorkspaceSnapshot = made.remote
-        ? { dir: options.dir, skipped: `the workspace is on ${made.remote}` }
+        ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
         : takeWorkspaceSnapshot(options.dir);
       const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
       const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });

@@ -20,7 +20,7 @@ export async function prepareTurn(
   const { labels } = options;
   core.started({
     opencode: backend.opencode,
-    cwd: backend.remote ? (options.ssh?.dir ?? "~") : options.dir,
+    cwd: backend.remote ? (backend.remote.dir ?? "~") : options.dir,
     model: options.model,
     agent: options.agent,
     resume: options.session,

@@ -294,7 +294,7 @@ describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server
 
     const run = await e2e.run(["-q", "--attach", url, "--auto", "scenario:bash-write ssh-served"]);
     expect(run.code).toBe(0);
-    expect(eventsOf(run, "run.started")[0]!.opencode).toMatchObject({ url, version: "1.18.33" });
+    expect(eventsOf(run, "run.started")[0]).toMatchObject({ opencode: { url, version: "1.18.33" }, cwd: dir });
     // The tool ran there, in the server's directory.
     expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
 
@@ -303,6 +303,36 @@ describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server
     await expectNoRemoteSurvivors();
     await waitFor(() => !isAlive(record.pid) && !isAlive(record.supervisor_pid), 10_000, "the local side to end");
     expect(readRecords(e2e.home.env.XDG_STATE_HOME!).filter((r) => r.url === url)).toEqual([]);
+  }, 120_000);
+
+  it("batch --ssh: the batch's server runs there, every task in its --dir; both sides end with the batch", async () => {
+    // Relative to the login directory there: nothing of it exists here.
+    const dir = join(ssh.remote.root, "batch-rel");
+    mkdirSync(dir);
+    const tasks = join(e2e.home.root, "ssh-tasks.jsonl");
+    writeFileSync(
+      tasks,
+      [
+        { id: "write", prompt: "scenario:bash-write ssh-batch", auto: true },
+        { id: "plain", prompt: "scenario:plain ssh-batch" },
+      ]
+        .map((t) => JSON.stringify(t))
+        .join("\n"),
+    );
+    const run = await e2e.runRaw(["batch", tasks, "-q", ...ssh.args(), "--dir", "batch-rel"]);
+    expect(run.code).toBe(0);
+    const events = parseLines(run.stdout);
+    const summary = events.at(-1) as { type: string; tasks: { id: string; class: string }[] };
+    expect(summary.type).toBe("batch.result");
+    expect(summary.tasks.map((t) => [t.id, t.class])).toEqual([
+      ["write", "success"],
+      ["plain", "success"],
+    ]);
+    expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+    const started = events.filter((e) => e.type === "run.started") as { cwd: string; opencode: { url?: string } }[];
+    expect(started.map((e) => e.cwd)).toEqual([dir, dir]);
+    await expectNoRemoteSurvivors();
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
   }, 120_000);
 
   it("a host it cannot reach: exit 5 naming it, no record", async () => {
