@@ -8,18 +8,12 @@ import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE, FIXTURES } from "../support/fixtures.js";
 import { isAlive } from "../support/procs.js";
-import { BIN, runBash } from "../support/run-cli.js";
+import { BIN, cliOnPath, docExample, runBash } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
-const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-
-function example(name: string): string {
-  const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme);
-  if (!m) throw new Error(`README has no example ${name}`);
-  return m[1]!;
-}
+const example = (name: string) => docExample("README.md", name);
 
 // GitHub Actions runs a step in `bash -e` (no shell: given) or `bash -eo pipefail` (shell: bash).
 describe.each([[["-e"]], [["-euo", "pipefail"]]])("README examples under bash %j", (shellFlags) => {
@@ -55,9 +49,7 @@ describe.each([[["-e"]], [["-euo", "pipefail"]]])("README examples under bash %j
 
 describe("the README's warm-server script, as written, with the real opencode", () => {
   it("server start, 20 turns with --attach, server stop: every line valid, every exit 0, nothing left running", async () => {
-    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
-    writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-    chmodSync(join(bin, "oc-exec"), 0o755);
+    const bin = cliOnPath(e2e.home.root);
     const cwd = mkdtempSync(join(e2e.home.root, "warm-"));
     // As in a CI step: stdin is not a pipe someone holds open (that would cost each turn the stdin
     // wait: see "stdin_timeout").
@@ -100,9 +92,7 @@ describe("the README's warm-server script, as written, with the real opencode", 
 
 describe("the README's batch and conversation examples, as written, with the real opencode", () => {
   const runExample = (name: string, cwd: string, shell = ["-euo", "pipefail"]) => {
-    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
-    writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-    chmodSync(join(bin, "oc-exec"), 0o755);
+    const bin = cliOnPath(e2e.home.root);
     return runBash(shell, example(name), { cwd, env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` } });
   };
 

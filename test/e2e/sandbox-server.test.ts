@@ -3,7 +3,7 @@
 // same prompt-injected agent as test/e2e/sandbox.test.ts attacks it through --attach; a turn
 // that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
 // stopping the server leaves no process, socket or record.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedServer } from "../../src/server/registry.js";
@@ -19,7 +19,7 @@ import {
   useCanary,
 } from "../support/escape.js";
 import { waitFor } from "../support/procs.js";
-import { BIN, runBash } from "../support/run-cli.js";
+import { cliOnPath, runBash } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { killServer, readRecords } from "../support/warm-server.js";
 
@@ -223,9 +223,7 @@ describe.skipIf(skip)("docs/sandbox.md's server example, as written, with the re
     async (flags) => {
       const cwd = e2e.workspace();
       writeFileSync(join(cwd, "tasks.jsonl"), '{"id":"a","prompt":"scenario:plain docs"}\n');
-      const bin = mkdtempSync(join(e2e.home.root, "bin-"));
-      writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-      chmodSync(join(bin, "oc-exec"), 0o755);
+      const bin = cliOnPath(e2e.home.root);
       const before = readRecords(e2e.home.env.XDG_STATE_HOME!).length;
       const run = await runBash(flags, script, { cwd, env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}` } });
       expect(run.code, run.stderr.slice(-800)).toBe(0);

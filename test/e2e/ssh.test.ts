@@ -3,12 +3,12 @@
 // same scripted model server. Every test asserts the exact events and exit code a local turn gives,
 // and that nothing of the turn is left running for the remote user afterwards.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { isAlive, waitFor } from "../support/procs.js";
-import { BIN, eventsOf, parseLines, runBash } from "../support/run-cli.js";
+import { BIN, cliOnPath, docExample, eventsOf, parseLines, runBash } from "../support/run-cli.js";
 import { closedPort } from "../support/scenarios.js";
 import { type SshServer, startSshServer, strangerKey } from "../support/ssh-server.js";
 import { readRecords } from "../support/warm-server.js";
@@ -246,13 +246,6 @@ describe.skipIf(process.platform !== "linux")("--ssh: what stops a turn before i
 });
 
 describe.skipIf(process.platform !== "linux")("the --ssh examples of the README and docs/usage.md, as written", () => {
-  const exampleIn = (file: string, name: string) => {
-    const text = readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
-    const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(text);
-    if (!m) throw new Error(`${file} has no example ${name}`);
-    return m[1]!;
-  };
-
   it.each([
     ["README.md", "ssh"],
     ["docs/usage.md", "ssh-turn"],
@@ -261,10 +254,8 @@ describe.skipIf(process.platform !== "linux")("the --ssh examples of the README 
     "%s %s: the answer from the host, under bash -euo pipefail",
     async (file, name) => {
       mkdirSync(join(ssh.remote.root, "checkout"), { recursive: true });
-      const bin = mkdtempSync(join(e2e.home.root, "bin-"));
-      writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-      chmodSync(join(bin, "oc-exec"), 0o755);
-      const run = await runBash(["-euo", "pipefail"], exampleIn(file, name), {
+      const bin = cliOnPath(e2e.home.root);
+      const run = await runBash(["-euo", "pipefail"], docExample(file, name), {
         cwd: e2e.workspace(),
         env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}`, OC_EXEC_SSH_CONFIG: ssh.configFile("build-box") },
       });

@@ -1,13 +1,13 @@
 // --warm and OC_EXEC_WARM: plain turns on a warm server, with no change to the script. The real
 // `opencode serve` (started by oc-exec's supervisor) and the scripted model server, in the file's
 // throwaway HOME; every server a test started is stopped by its pid afterwards and checked gone.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { ManagedServer } from "../../src/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import { isAlive, waitFor } from "../support/procs.js";
-import { BIN, eventsOf, runBash } from "../support/run-cli.js";
+import { cliOnPath, docExample, eventsOf, runBash } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { killServer, readRecords } from "../support/warm-server.js";
 
@@ -169,14 +169,11 @@ describe("--warm: plain turns on a warm server", () => {
 
 describe("the README's OC_EXEC_WARM example, as written, with the real opencode", () => {
   it("a loop over files: one server for the loop, every turn's stream a success", async () => {
-    const text = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const script = /<!-- example: warm-env -->\n```sh\n([\s\S]*?)```/.exec(text)![1]!;
+    const script = docExample("README.md", "warm-env");
     const ws = e2e.workspace();
     mkdirSync(join(ws, "src"));
     for (const name of ["a", "b", "c"]) writeFileSync(join(ws, "src", `${name}.ts`), `export const ${name} = 1;\n`);
-    const bin = mkdtempSync(join(e2e.home.root, "bin-"));
-    writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-    chmodSync(join(bin, "oc-exec"), 0o755);
+    const bin = cliOnPath(e2e.home.root);
     const run = await runBash(["-euo", "pipefail"], script, {
       cwd: ws,
       env: { ...e2e.home.env, PATH: `${bin}:${e2e.home.env.PATH}`, OC_TEST_SCOPE: "readme" },

@@ -1,6 +1,7 @@
 // Runs the built oc-exec CLI as a user would, and checks every stdout line against the schema.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { checkStream } from "./schema-check.js";
@@ -101,4 +102,20 @@ export function runBash(
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A directory with `oc-exec` in it, as after `npm install -g`: put it first on PATH. */
+export function cliOnPath(parent: string): string {
+  const bin = mkdtempSync(join(parent, "bin-"));
+  writeFileSync(join(bin, "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(bin, "oc-exec"), 0o755);
+  return bin;
+}
+
+/** The shell block marked `<!-- example: NAME -->` in a file of the repository (README.md, docs/…). */
+export function docExample(file: string, name: string): string {
+  const text = readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
+  const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(text);
+  if (!m) throw new Error(`${file} has no example ${name}`);
+  return m[1]!;
 }
