@@ -37,6 +37,12 @@ export function guardMark(): Record<string, string> {
   return { [GUARD_VARIABLE]: mark };
 }
 
+/** An environment without any oc-exec process's mark: for what must outlive its starter (a server's supervisor). */
+export function withoutGuardMark(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { [GUARD_VARIABLE]: _mark, ...rest } = env;
+  return rest;
+}
+
 function startWatcher(value: string): void {
   try {
     watcher = spawn("/bin/sh", ["-c", WATCHER, "oc-exec-guard", value], {

@@ -12,6 +12,7 @@ import { EXIT_CODES } from "../contract/exit-codes.js";
 import { readOpencodeConfigs } from "../opencode/config-sources.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import { ConfigError } from "../outcome/errors.js";
+import { guardMark, withoutGuardMark } from "../process/orphan-guard.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
 import type { SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
@@ -112,7 +113,8 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
   const child = spawn(command!, [...args, "server", "supervise", id], {
     detached: true,
     stdio: ["ignore", "pipe", "ignore"],
-    env: { ...request.env, [SUPERVISE_ENV]: JSON.stringify(config) },
+    // Never the starter's mark: the supervisor outlives `server start` (and a --warm turn) on purpose.
+    env: { ...withoutGuardMark(request.env), [SUPERVISE_ENV]: JSON.stringify(config) },
     // A remote server's directory is on its host.
     cwd: request.ssh ? process.cwd() : request.dir,
   });
@@ -159,7 +161,11 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   const report = (value: SupervisorReport) => write(`${JSON.stringify(value)}\n`);
   const config = JSON.parse(env[SUPERVISE_ENV] ?? "null") as SuperviseConfig | null;
   if (!config) return EXIT_CODES.config_error;
-  const serverEnv: NodeJS.ProcessEnv = { ...env, OPENCODE_SERVER_PASSWORD: config.password };
+  // The supervisor's own mark on everything it starts, the sandbox library's proxy bridges included
+  // (they inherit this process's environment): if the supervisor is killed outright, the orphan
+  // watcher ends opencode, its tools and the bridges.
+  Object.assign(process.env, guardMark());
+  const serverEnv: NodeJS.ProcessEnv = { ...env, ...guardMark(), OPENCODE_SERVER_PASSWORD: config.password };
   delete serverEnv[SUPERVISE_ENV];
   delete serverEnv.OPENCODE_SERVER_USERNAME;
   mkdirSync(registryDir(env), { recursive: true, mode: 0o700 });

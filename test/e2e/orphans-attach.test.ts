@@ -5,9 +5,9 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { readLeases } from "../../src/server/registry.js";
 import { useE2E } from "../support/e2e.js";
-import { descendants, waitFor } from "../support/procs.js";
+import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { BIN } from "../support/run-cli.js";
-import { useWarmServer } from "../support/warm-server.js";
+import { readRecords, useWarmServer } from "../support/warm-server.js";
 
 const e2e = useE2E();
 const server = useWarmServer(e2e);
@@ -35,4 +35,18 @@ describe.skipIf(process.platform !== "linux")("nothing of a killed oc-exec's tur
     expect(run.code).toBe(0);
     expect(readLeases(e2e.home.env, server.record.id)).toEqual([]);
   }, 60_000);
+
+  it("the supervisor killed outright: the orphan watcher ends its opencode serve and everything below it", async () => {
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0"]);
+    expect(started.code).toBe(0);
+    const record = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === started.stdout.trim())!;
+    const below = [record.pid, ...descendants(record.pid).map((p) => p.pid)];
+    process.kill(record.supervisor_pid, "SIGKILL");
+    await waitFor(() => below.every((p) => !isAlive(p)), 15_000, "the killed supervisor's server to end");
+    expect(below.filter(isAlive)).toEqual([]);
+    // The dead server's record goes the next time anyone looks.
+    const listed = await e2e.runRaw(["server", "list"]);
+    expect(listed.stdout).not.toContain(`"id":"${record.id}"`);
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.id === record.id)).toBeUndefined();
+  }, 90_000);
 });
