@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
 import { runSideCommand } from "../opencode/side-command.js";
 import { guardMark } from "../process/orphan-guard.js";
+import { isAlive } from "../server/registry.js";
 import { exitMasterArgs, masterArgs, type SshArgsInput, sshFailure } from "./ssh-args.js";
 
 export const SSH = "ssh";
@@ -22,21 +23,12 @@ export function makeControlDir(): string {
   try {
     for (const name of readdirSync(root)) {
       const pid = /^oc-exec-ssh-(\d+)-/.exec(name)?.[1];
-      if (pid && !alive(Number(pid))) rmSync(join(root, name), { recursive: true, force: true });
+      if (pid && !isAlive(Number(pid))) rmSync(join(root, name), { recursive: true, force: true });
     }
   } catch {
     // An unreadable temporary directory: nothing to sweep.
   }
   return mkdtempSync(join(root, `${CONTROL_PREFIX}${process.pid}-`));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** A wait that does not keep the process alive on its own. */

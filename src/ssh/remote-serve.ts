@@ -11,7 +11,7 @@ import { runSideCommand } from "../opencode/side-command.js";
 import { guardMark } from "../process/orphan-guard.js";
 import { makeControlDir, SSH, startMaster } from "./master.js";
 import { preamble, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
-import { commandArgs, hostOf, type SshArgsInput, type SshSpec } from "./ssh-args.js";
+import { commandArgs, forwardArgs, hostOf, type SshArgsInput, type SshSpec } from "./ssh-args.js";
 
 export type RemoteServe = {
   /** The local ssh whose session runs the remote server: killing it ends the server there. */
@@ -121,11 +121,7 @@ export async function launchRemoteServe(spec: RemoteServeSpec): Promise<RemoteSe
     dir,
     async forward(remotePort) {
       const local = await freePort();
-      const out = await runSideCommand(
-        SSH,
-        ["-O", "forward", "-L", `127.0.0.1:${local}:127.0.0.1:${remotePort}`, ...commandArgs(args, "").slice(0, -1)],
-        { env: spec.env, timeoutMs: 10_000 },
-      );
+      const out = await runSideCommand(SSH, forwardArgs(args, local, remotePort), { env: spec.env, timeoutMs: 10_000 });
       if (!out.ok) throw new Error(`the port forward to ${host} failed: ${out.stderr.trim()}`);
       return local;
     },

@@ -86,6 +86,18 @@ export function commandArgs(input: SshArgsInput, remoteCommand: string): string[
   return ["-T", "-o", "ControlMaster=no", ...optionArgs(input), ...targetArgs(input.spec.destination), remoteCommand];
 }
 
+/** Asks the master to forward a local loopback port to one on the host's loopback (`ssh -O forward -L`). */
+export function forwardArgs(input: SshArgsInput, localPort: number, remotePort: number): string[] {
+  return [
+    "-O",
+    "forward",
+    "-L",
+    `127.0.0.1:${localPort}:127.0.0.1:${remotePort}`,
+    ...optionArgs(input),
+    ...targetArgs(input.spec.destination),
+  ];
+}
+
 /** Asks the master to end (`ssh -O exit`). */
 export function exitMasterArgs(input: SshArgsInput): string[] {
   return ["-O", "exit", ...optionArgs(input), ...targetArgs(input.spec.destination)];
