@@ -2,13 +2,14 @@
 // single turn's), each option named as the user wrote it: a task's own field (`max_cost_usd`) when
 // its line sets it, else the batch flag that gave the default (`--task-max-cost-usd`). A task whose
 // options do not resolve is a problem of the tasks file: the batch does not run (exit 5).
-import { resolve } from "node:path";
+import { posix, resolve } from "node:path";
 import { notADirectory } from "../fs-checks.js";
 import type { RunTurnOptions } from "../options/options.js";
 import { resolveTurnOptions } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import type { SandboxSpec } from "../sandbox/policy.js";
+import type { SshSpec } from "../ssh/ssh-args.js";
 import type { PlannedTask } from "./run-batch.js";
 import type { Task } from "./tasks.js";
 
@@ -31,6 +32,7 @@ const FIELD_OF = {
   verify: "verify",
   retry: "retry",
   fallbackModel: "fallback_model",
+  ssh: "ssh",
 } as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
 
 /** The labels for one task: its own fields where its line sets them, else the batch's. */
@@ -47,6 +49,19 @@ function labelsFor(task: Task, batch: OptionLabels): OptionLabels {
  */
 const workspaceOf = (task: Task, dir: string) => resolve(dir, task.dir ?? ".");
 
+/**
+ * A task on another host: its own `dir` is a path there, relative to the batch's --dir when the
+ * batch runs on that host (batch --ssh), else to the login directory; without one, that --dir or
+ * the login directory (undefined).
+ */
+function remoteWorkspaceOf(task: Task, base: string | undefined): string | undefined {
+  if (task.dir === undefined) return base;
+  return base === undefined || posix.isAbsolute(task.dir) ? task.dir : posix.join(base, task.dir);
+}
+
+/** Where tasks that name no host run: here, or on batch --ssh's host, in its --dir there. */
+export type BatchHost = { ssh?: string; sshOptions?: string[]; dir?: string };
+
 /** Whether a task may make more than one attempt: its own retry or fallback, else the batch's. */
 export const retries = (task: Task, defaults: TaskDefaults) =>
   (task.retry ?? defaults.retry ?? 0) > 0 || (task.fallback_model ?? defaults.fallbackModel) !== undefined;
@@ -55,19 +70,25 @@ export function planTasks(
   tasks: Task[],
   defaults: TaskDefaults,
   labels: OptionLabels,
-  /** The workspace is on another host (batch --ssh): nothing of it can be checked here. */
-  remote = false,
+  host: BatchHost = {},
 ): { run: PlannedTask[]; problems: { line: number; message: string }[] } {
   const run: PlannedTask[] = [];
   const problems: { line: number; message: string }[] = [];
   for (const task of tasks) {
-    const dir = workspaceOf(task, defaults.dir);
+    // A task's own host, else the batch's: its workspace and files are then paths there.
+    const ssh = task.ssh ?? host.ssh;
+    const dir =
+      ssh === undefined
+        ? workspaceOf(task, defaults.dir)
+        : remoteWorkspaceOf(task, task.ssh === undefined || task.ssh === host.ssh ? host.dir : undefined);
     try {
+      const files = task.files?.map((f) => (ssh === undefined ? resolve(dir!, f) : remoteFile(f, dir, ssh)));
       const options = resolveTurnOptions(
         {
           ...defaults,
           prompt: task.prompt,
           dir,
+          ...(ssh === undefined ? {} : { ssh, sshOptions: host.sshOptions }),
           model: task.model ?? defaults.model,
           agent: task.agent ?? defaults.agent,
           variant: task.variant ?? defaults.variant,
@@ -75,14 +96,14 @@ export function planTasks(
           deny: task.deny ?? defaults.deny,
           auto: task.auto ?? defaults.auto,
           // A task's files are relative to its workspace, like everything else the task names.
-          files: task.files?.map((f) => resolve(dir, f)),
+          files,
           maxSteps: task.max_steps ?? defaults.maxSteps,
           maxTokens: task.max_tokens ?? defaults.maxTokens,
           maxCostUsd: task.max_cost_usd ?? defaults.maxCostUsd,
           timeoutMs: task.timeoutMs ?? defaults.timeoutMs,
           sandbox: task.sandbox ?? defaults.sandbox,
           // Like files, a task's writable paths are relative to its workspace.
-          writable: task.writable?.map((p) => resolve(dir, p)) ?? defaults.writable,
+          writable: task.writable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.writable,
           allowHosts: task.allow_hosts ?? defaults.allowHosts,
           verify: task.verify ?? defaults.verify,
           retry: task.retry ?? defaults.retry,
@@ -94,8 +115,9 @@ export function planTasks(
         },
         { labels: labelsFor(task, labels) },
       );
-      // A workspace that is not there fails every turn in it: found now, before anything is paid for.
-      const missing = remote ? null : notADirectory(options.dir);
+      // A workspace that is not there fails every turn in it: found now, before anything is paid for
+      // (one on another host is checked there, when its server starts).
+      const missing = options.ssh ? null : notADirectory(options.dir);
       if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
       run.push({ task, options });
     } catch (error) {
@@ -106,21 +128,45 @@ export function planTasks(
   return { run, problems };
 }
 
-/** Tasks that run in one sandbox policy (or none), and the models they use: one server's worth. */
-export type SandboxGroup = { sandbox: SandboxSpec | null; models: (string | null)[]; tasks: PlannedTask[] };
+/**
+ * A task's file on its host: relative to its workspace there. A server there is sent the path as
+ * it is, so it must come out absolute: a login-relative one would be read on this machine.
+ */
+function remoteFile(file: string, dir: string | undefined, ssh: string): string {
+  const path = posix.isAbsolute(file) || dir === undefined ? file : posix.join(dir, file);
+  if (!posix.isAbsolute(path))
+    throw new ConfigError(
+      `files: ${JSON.stringify(file)} on ${ssh} needs an absolute path there (or the task an absolute dir)`,
+    );
+  return path;
+}
 
 /**
- * The batch's tasks by sandbox policy, in the order each policy first appears: one server has one
- * filesystem view and one proxy, so each distinct policy gets a server of its own.
+ * Tasks that one server can run: the same host and workspace there (or this machine), the same
+ * sandbox policy (or none), and the models they use.
  */
-export function sandboxGroups(run: PlannedTask[]): SandboxGroup[] {
-  const groups = new Map<string, SandboxGroup>();
+export type ServerGroup = {
+  sandbox: SandboxSpec | null;
+  ssh: SshSpec | null;
+  models: (string | null)[];
+  tasks: PlannedTask[];
+};
+
+/**
+ * The batch's tasks by server, in the order each first appears: one server has one filesystem
+ * view and one proxy, and runs on one host in one directory, so each distinct sandbox policy and
+ * each host and directory gets a server of its own.
+ */
+export function serverGroups(run: PlannedTask[]): ServerGroup[] {
+  const groups = new Map<string, ServerGroup>();
   for (const planned of run) {
     const spec = planned.options.sandbox;
-    const key = spec
-      ? JSON.stringify([spec.mode, [...spec.writable].sort(), [...spec.allowHosts].sort(), [...spec.passEnv].sort()])
-      : "off";
-    const group = groups.get(key) ?? { sandbox: spec, models: [], tasks: [] };
+    const ssh = planned.options.ssh;
+    const key = JSON.stringify([
+      spec ? [spec.mode, [...spec.writable].sort(), [...spec.allowHosts].sort(), [...spec.passEnv].sort()] : "off",
+      ssh ? [ssh.destination, ssh.dir] : "here",
+    ]);
+    const group = groups.get(key) ?? { sandbox: spec, ssh, models: [], tasks: [] };
     groups.set(key, group);
     group.tasks.push(planned);
     for (const model of [

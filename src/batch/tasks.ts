@@ -9,7 +9,19 @@ const TaskSchema = z
   .object({
     id: z.string().min(1).describe("Unique within the file: it marks the task's events and its line in the summary."),
     prompt: z.string().min(1),
-    dir: z.string().optional().describe("The workspace; relative to the batch's --dir (default: --dir itself)."),
+    dir: z
+      .string()
+      .optional()
+      .describe(
+        "The workspace; relative to the batch's --dir (default: --dir itself). With ssh: a path on that host, relative to the login directory.",
+      ),
+    ssh: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Run the task on another host ([user@]host[:port] or an ssh config alias): one server there per host and dir.",
+      ),
     model: z.string().optional(),
     agent: z.string().optional(),
     variant: z.string().optional(),

@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 import type { Backend } from "../backend/backend.js";
 import { makeBackend } from "../backend/make-backend.js";
 import { type MergeInput, mergeStreams } from "../batch/merge.js";
-import { planTasks, retries, type SandboxGroup, sandboxGroups } from "../batch/plan.js";
+import { planTasks, retries, type ServerGroup, serverGroups } from "../batch/plan.js";
 import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
 import type { PlannedTask } from "../batch/run-batch.js";
 import { runBatch } from "../batch/run-batch.js";
@@ -25,7 +25,7 @@ import { locateOpencode } from "../opencode/locate.js";
 import { splitList } from "../opencode/permissions.js";
 import { detectOpencode } from "../opencode/version.js";
 import type { RunTurnOptions } from "../options/options.js";
-import { resolveSsh, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
+import { resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
@@ -34,7 +34,6 @@ import { writeBatchStepSummary } from "../progress/step-summary.js";
 import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
-import type { SshSpec } from "../ssh/ssh-args.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
@@ -189,9 +188,21 @@ async function runBatchCommand(
       `${defaults.retryDelayMs !== undefined ? "--retry-delay" : "--retry-max-delay"} needs --retry (or a task's retry): without another attempt it would do nothing`,
       "UsageError",
     );
+  // batch --ssh: its destination, options and --dir (a path there) are checked as a turn's are.
+  const remoteTasks = tasks.filter((t) => t.ssh !== undefined);
+  if (flags.attach !== undefined && (flags.ssh !== undefined || remoteTasks.length > 0))
+    throw new ConfigError(
+      `${flags.ssh !== undefined ? "batch --ssh" : `task ${remoteTasks[0]!.id} names an ssh host: that`} cannot be combined with --attach (every task runs on the one server it names)`,
+      "UsageError",
+    );
   const checked = resolveTurnOptions(
     {
       ...defaults,
+      ...(flags.ssh !== undefined
+        ? { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir }
+        : remoteTasks.length > 0
+          ? {}
+          : { sshOptions: flags.sshOption }),
       prompt: "check",
       ...((defaults.retry ?? 0) > 0 || defaults.fallbackModel !== undefined
         ? {}
@@ -203,7 +214,11 @@ async function runBatchCommand(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,
     TASK_FLAG_LABELS,
-    flags.ssh !== undefined,
+    {
+      ssh: flags.ssh,
+      sshOptions: flags.sshOption,
+      dir: flags.dir,
+    },
   );
   if (planned.problems.length > 0)
     return notRun(
@@ -211,11 +226,8 @@ async function runBatchCommand(
       `${planned.problems.length} problem(s) in the tasks file; nothing was run`,
     );
 
-  // On another host, one server there serves the batch's --dir: what needs another server is refused.
-  const ssh = flags.ssh === undefined ? null : remoteBatchSsh(flags, tasks, checked, io.env);
-
-  // The backends: the caller's server for every task (--attach), or one server started here per
-  // distinct sandbox policy of the tasks (most batches: one), each stopped at the end.
+  // The backends: the caller's server for every task (--attach), or one server started per distinct
+  // sandbox policy and host of the tasks (most batches: one), each stopped at the end.
   const servers: ManagedServer[] = [];
   const stopServers = async () => {
     for (const started of servers) await stopServer(io.env, started);
@@ -224,13 +236,13 @@ async function runBatchCommand(
   const backendOf = new Map<PlannedTask, Backend>();
   if (planned.run.length > 0) {
     const groups = flags.attach
-      ? [{ sandbox: checked.sandbox, models: [], tasks: planned.run }]
-      : sandboxGroups(planned.run);
+      ? [{ sandbox: checked.sandbox, ssh: null, models: [], tasks: planned.run }]
+      : serverGroups(planned.run);
     for (const group of groups) {
       let url = flags.attach;
       if (!url) {
         try {
-          const started = await startBatchServer(flags, defaults.dir, io, group, ssh);
+          const started = await startBatchServer(flags, defaults.dir, io, group);
           servers.push(started);
           url = started.url;
         } catch (error) {
@@ -307,8 +319,7 @@ async function startBatchServer(
   flags: BatchFlags,
   dir: string,
   io: CliIo,
-  group: Pick<SandboxGroup, "sandbox" | "models">,
-  ssh: SshSpec | null,
+  group: Pick<ServerGroup, "sandbox" | "ssh" | "models">,
 ): Promise<ManagedServer> {
   const common = {
     idleTimeoutMs: 10 * 60_000,
@@ -319,15 +330,15 @@ async function startBatchServer(
     // Stopped with the batch, even if the batch is killed outright.
     ownerPid: process.pid,
   };
-  if (ssh)
+  if (group.ssh)
     return startServer({
       ...common,
       binary: flags.opencode ?? "opencode",
       version: null,
-      dir: ssh.dir ?? "~",
+      dir: group.ssh.dir ?? "~",
       sandbox: null,
       models: [],
-      ssh,
+      ssh: group.ssh,
     });
   const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
   if (!located.ok) throw new ConfigError(located.message);
@@ -340,29 +351,6 @@ async function startBatchServer(
     sandbox: group.sandbox,
     models: group.models,
   });
-}
-
-/** batch --ssh: the host, checked; a task that would need a server of its own there is refused. */
-function remoteBatchSsh(
-  flags: BatchFlags,
-  tasks: { id: string; dir?: string; sandbox?: string }[],
-  checked: { sandbox: unknown },
-  env: NodeJS.ProcessEnv,
-): SshSpec {
-  if (flags.attach !== undefined) throw new ConfigError("batch --ssh cannot be combined with --attach", "UsageError");
-  const own = tasks.find((t) => t.dir !== undefined || (t.sandbox !== undefined && t.sandbox !== "off"));
-  if (checked.sandbox || own)
-    throw new ConfigError(
-      own
-        ? `task ${own.id} names its own ${own.dir !== undefined ? "dir" : "sandbox"}: under batch --ssh every task runs in the one server's --dir on the host, unsandboxed`
-        : "batch --ssh cannot be combined with a sandbox (the sandbox runs on this machine only)",
-      "UsageError",
-    );
-  return resolveSsh(
-    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
-    FLAG_LABELS,
-    readEnvironment(env).sshConfig,
-  )!;
 }
 
 /** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (batch/merge.ts). */

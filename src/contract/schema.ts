@@ -138,7 +138,9 @@ const RunStartedSchema = event(
         host: z
           .string()
           .optional()
-          .describe("With --ssh: the host the turn runs on, as given; path is then the binary there."),
+          .describe(
+            "With --ssh, or on a server oc-exec started on another host (server start --ssh, batch --ssh, a task's ssh): the host the turn runs on, as given; path is then the binary there.",
+          ),
       })
       .strict()
       .describe("The opencode binary that will run the turn; path null when none was found."),

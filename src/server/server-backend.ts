@@ -133,7 +133,8 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       ];
   const recordTo = readEnvironment(spec.env).recordEvents;
   return {
-    opencode,
+    // A server oc-exec started on another host says which, as a turn over --ssh does.
+    opencode: managed?.ssh ? { ...opencode, host: managed.ssh.destination } : opencode,
     removes: [NO_QUESTIONS.permission],
     secrets: auth ? [auth.password] : [],
     ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),

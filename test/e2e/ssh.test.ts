@@ -326,6 +326,67 @@ describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server
     expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
   }, 120_000);
 
+  it("task lines naming hosts: one server per host, each task in its dir there, the rest here; all end with the batch", async () => {
+    // A second host: its own remote user, workspace and keys.
+    const other = await startSshServer(e2e.server.url);
+    try {
+      const dirA = join(ssh.remote.root, "spread-a");
+      const dirB = join(other.remote.root, "spread-b");
+      mkdirSync(dirA);
+      mkdirSync(dirB);
+      const local = mkdtempSync(join(e2e.home.root, "spread-local-"));
+      const config = join(e2e.home.root, "two-hosts.config");
+      writeFileSync(
+        config,
+        readFileSync(ssh.configFile("host-a"), "utf8") + readFileSync(other.configFile("host-b"), "utf8"),
+      );
+      const tasks = join(e2e.home.root, "spread-tasks.jsonl");
+      writeFileSync(
+        tasks,
+        [
+          { id: "on-a", prompt: "scenario:bash-write spread-a", auto: true, ssh: "host-a", dir: dirA },
+          { id: "on-b", prompt: "scenario:bash-write spread-b", auto: true, ssh: "host-b", dir: "spread-b" },
+          { id: "here", prompt: "scenario:bash-write spread-here", auto: true },
+        ]
+          .map((t) => JSON.stringify(t))
+          .join("\n"),
+      );
+      const run = await e2e.runRaw(["batch", tasks, "-q", "--concurrency", "3", "--dir", local], {
+        extraEnv: { OC_EXEC_SSH_CONFIG: config },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const events = parseLines(run.stdout);
+      const summary = events.at(-1) as { type: string; tasks: { id: string; class: string }[] };
+      expect(summary.tasks.map((t) => [t.id, t.class])).toEqual([
+        ["on-a", "success"],
+        ["on-b", "success"],
+        ["here", "success"],
+      ]);
+      const started = new Map(
+        (
+          events.filter((e) => e.type === "run.started") as {
+            task_id: string;
+            cwd: string;
+            opencode: { host?: string };
+          }[]
+        ).map((e) => [e.task_id, [e.opencode.host ?? null, e.cwd]]),
+      );
+      expect(Object.fromEntries(started)).toEqual({
+        "on-a": ["host-a", dirA],
+        "on-b": ["host-b", dirB],
+        here: [null, local],
+      });
+      // Each tool ran where its task said, as that host's user.
+      for (const dir of [dirA, dirB, local]) expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+      await expectNoRemoteSurvivors();
+      await waitFor(() => other.survivors().length === 0, 15_000, "the second host's processes to end");
+      expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  }, 180_000);
+
   it("a host it cannot reach: exit 5 naming it, no record", async () => {
     const port = await closedPort();
     const args = ssh.args().map((a) => (a === ssh.destination ? `127.0.0.1:${port}` : a));

@@ -1,10 +1,13 @@
 // The one runner of many turns and the one rule for limits, without a process: a fake backend
 // behind the seam (backend/backend.ts) plays opencode's lines, so the runner, the budget checker,
 // the exit ladder, the option labels and the seq rule are checked exactly.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTurn } from "../../src/api/run-turn.js";
 import type { Backend } from "../../src/backend/backend.js";
-import { planTasks, sandboxGroups } from "../../src/batch/plan.js";
+import { planTasks, serverGroups } from "../../src/batch/plan.js";
 import { runBatch } from "../../src/batch/run-batch.js";
 import { parseTasks } from "../../src/batch/tasks.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS } from "../../src/cli/flags.js";
@@ -142,13 +145,81 @@ describe("a batch's sandbox policies: one server each", () => {
     const ws = process.cwd();
     const planned = planTasks(tasks, { dir: ws, sandbox: "read-only", model: "p/m1" }, BATCH_LABELS);
     expect(planned.problems).toEqual([]);
-    const groups = sandboxGroups(planned.run);
+    const groups = serverGroups(planned.run);
     expect(
       groups.map((g) => [g.sandbox?.mode ?? "off", g.sandbox?.writable, g.models, g.tasks.map((t) => t.task.id)]),
     ).toEqual([
       ["read-only", [], ["p/m1", "p/m2"], ["a", "c"]],
       ["off", undefined, ["p/m1"], ["b"]],
       ["workspace-write", [`${ws}/out`], ["p/m1"], ["d", "e"]],
+    ]);
+  });
+
+  it("tasks naming an ssh host: one server per host and directory there, paths there kept as written", () => {
+    const lines = [
+      { id: "here", prompt: "x", dir: "sub", files: ["a.md"] },
+      { id: "a1", prompt: "x", ssh: "build-a", dir: "/srv/app", files: ["notes.md"] },
+      { id: "b1", prompt: "x", ssh: "me@build-b:2222" },
+      { id: "a2", prompt: "x", ssh: "build-a", dir: "/srv/app" },
+      { id: "a3", prompt: "x", ssh: "build-a", dir: "other" },
+      { id: "c1", prompt: "x", ssh: "batch-host", dir: "pkg" },
+      { id: "c2", prompt: "x" },
+    ];
+    const { tasks } = parseTasks(lines.map((l) => JSON.stringify(l)).join("\n"));
+    const ws = mkdtempSync(join(tmpdir(), "oc-exec-plan-"));
+    mkdirSync(join(ws, "sub"));
+    const here = planTasks(tasks, { dir: ws }, BATCH_LABELS);
+    expect(here.problems).toEqual([]);
+    const groups = serverGroups(here.run);
+    expect(
+      groups.map((g) => [g.ssh && [g.ssh.destination, g.ssh.dir, g.ssh.options], g.tasks.map((t) => t.task.id)]),
+    ).toEqual([
+      [null, ["here", "c2"]],
+      [
+        ["build-a", "/srv/app", []],
+        ["a1", "a2"],
+      ],
+      [["me@build-b:2222", null, []], ["b1"]],
+      [["build-a", "other", []], ["a3"]],
+      [["batch-host", "pkg", []], ["c1"]],
+    ]);
+    const byId = new Map(here.run.map((t) => [t.task.id, t.options]));
+    expect(byId.get("here")).toMatchObject({ dir: join(ws, "sub"), files: [join(ws, "sub", "a.md")] });
+    expect(byId.get("a1")?.files).toEqual(["/srv/app/notes.md"]);
+    rmSync(ws, { recursive: true });
+  });
+
+  it("batch --ssh: tasks naming no host run there, their dir relative to its --dir; what the host cannot do is a line's problem", () => {
+    const lines = [
+      { id: "rel", prompt: "x", dir: "pkg" },
+      { id: "none", prompt: "x" },
+      { id: "other", prompt: "x", ssh: "elsewhere", dir: "pkg" },
+      { id: "boxed", prompt: "x", sandbox: "read-only" },
+      { id: "checked", prompt: "x", verify: ["npm test"] },
+      { id: "login-rel", prompt: "x", ssh: "elsewhere", files: ["a.md"] },
+    ];
+    const { tasks } = parseTasks(lines.map((l) => JSON.stringify(l)).join("\n"));
+    const planned = planTasks(tasks, { dir: process.cwd() }, BATCH_LABELS, {
+      ssh: "batch-host",
+      sshOptions: ["Port=2200"],
+      dir: "/work/repo",
+    });
+    expect(planned.problems).toEqual([
+      { line: 4, message: "--ssh cannot be combined with a sandbox (sandbox): the sandbox runs on this machine only" },
+      { line: 5, message: "--ssh cannot be combined with verify (checks run on this machine only)" },
+      { line: 6, message: 'files: "a.md" on elsewhere needs an absolute path there (or the task an absolute dir)' },
+    ]);
+    expect(
+      serverGroups(planned.run).map((g) => [
+        g.ssh?.destination,
+        g.ssh?.dir,
+        g.ssh?.options,
+        g.tasks.map((t) => t.task.id),
+      ]),
+    ).toEqual([
+      ["batch-host", "/work/repo/pkg", ["Port=2200"], ["rel"]],
+      ["batch-host", "/work/repo", ["Port=2200"], ["none"]],
+      ["elsewhere", "pkg", ["Port=2200"], ["other"]],
     ]);
   });
 
