@@ -31,7 +31,7 @@ import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
-import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
+import { openRunReport, type RunReport } from "../reports/run-report.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
@@ -77,7 +77,7 @@ export async function batchNotRun(
   problems: string[],
   shard: BatchResult["shard"],
   io: Pick<CliIo, "env" | "stderr" | "stdout">,
-  report: JunitReport | null = null,
+  report: RunReport | null = null,
 ): Promise<number> {
   const writer = createStdoutWriter(io.stdout);
   const summary = writeBatchNotRun(capProblems(problems), shard, (event) => {
@@ -85,7 +85,7 @@ export async function batchNotRun(
     writer.write(event);
   });
   await writer.drained();
-  writeReport(report, io);
+  await writeReport(report, io);
   writeBatchStepSummary(io.env, sayer(io, "batch"), summary, io.stderr);
   return summary.exit_code;
 }
@@ -93,20 +93,19 @@ export async function batchNotRun(
 const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
   io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
 
-/** Writes the --junit report once the stream's last line is out; a failure is said on stderr. */
-function writeReport(report: JunitReport | null, io: Pick<CliIo, "stderr">): void {
-  const failed = report?.write() ?? null;
-  if (failed) io.stderr.write(`oc-exec: ${failed}\n`);
+/** Writes the reports (--junit, a trace) once the stream's last line is out; a failure is said on stderr. */
+async function writeReport(report: RunReport | null, io: Pick<CliIo, "stderr">): Promise<void> {
+  for (const problem of (await report?.write()) ?? []) io.stderr.write(`oc-exec: ${problem}\n`);
 }
 
 export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): Promise<number> {
   const shard = flags.shard === undefined ? null : parseShard(flags.shard);
-  let report: JunitReport | null = null;
+  let report: RunReport | null = null;
   try {
     if (flags.shard !== undefined && !shard)
       throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
     // An unwritable report path stops the batch before any task runs.
-    report = flags.junit === undefined ? null : openJunitReport(flags.junit, "oc-exec batch");
+    report = openRunReport({ junit: flags.junit ?? null, suiteName: "oc-exec batch", traces: true }, io.env, io.stderr);
     return await runBatchCommand(file, flags, shard, io, report);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -120,7 +119,7 @@ async function runBatchCommand(
   flags: BatchFlags,
   shard: BatchResult["shard"],
   io: CliIo,
-  report: JunitReport | null,
+  report: RunReport | null,
 ): Promise<number> {
   const say = sayer(io, "batch");
   let text: string;
@@ -298,7 +297,7 @@ async function runBatchCommand(
         signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`),
       },
     );
-    writeReport(report, io);
+    await writeReport(report, io);
     progress.stop();
     if (!flags.quiet)
       say(
@@ -359,7 +358,12 @@ export async function mergeCommand(
   flags: { tasks?: string; junit?: string },
   io: CliIo,
 ): Promise<number> {
-  const report = flags.junit === undefined ? null : openJunitReport(flags.junit, "oc-exec merge");
+  // A merge exports no trace: each shard's batch exported its own.
+  const report = openRunReport(
+    { junit: flags.junit ?? null, suiteName: "oc-exec merge", traces: false },
+    io.env,
+    io.stderr,
+  );
   const read = (file: string): MergeInput => {
     try {
       return { file, text: readFileSync(file, "utf8") };
@@ -377,7 +381,7 @@ export async function mergeCommand(
   const problems = capProblems(merged.end.problems);
   const summary = writeBatchResult({ ...merged.end, problems }, write);
   await writer.drained();
-  writeReport(report, io);
+  await writeReport(report, io);
   const say = sayer(io, "merge");
   for (const p of problems) say(p);
   say(batchEndLine(summary));

@@ -7,7 +7,7 @@ import type { RunTurnOptions } from "../options/options.js";
 import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createReporter } from "../progress/reporter.js";
-import { type JunitReport, openJunitReport } from "../reports/junit-file.js";
+import { openRunReport, type RunReport } from "../reports/run-report.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Driver, deliver } from "./deliver.js";
@@ -19,7 +19,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
   // A flag value that does not parse throws a ConfigError here, before anything is written.
   const { options, cli } = optionsFromFlags(flags, args);
   // An unwritable report path is a usage error now, before anything runs or is paid for.
-  const report = cli.junit === null ? null : openJunitReport(cli.junit, "oc-exec");
+  const report = openRunReport({ junit: cli.junit, suiteName: "oc-exec", traces: true }, io.env, io.stderr);
   const rehearse = flags.rehearse ?? readEnvironment(io.env).rehearse;
   if (flags.inputFormat === "jsonl") {
     // A conversation cannot be rehearsed (yet). Running it for real when a job asked for a rehearsal
@@ -98,7 +98,7 @@ export async function deliverTurn(
   display: Display,
   io: CliIo,
   reporter?: Awaited<ReturnType<typeof createReporter>>,
-  report: JunitReport | null = null,
+  report: RunReport | null = null,
 ): Promise<number> {
   const progress = reporter ?? (await createReporter({ ...display, stream: io.stderr, env: io.env }));
   let showing = true;
@@ -127,9 +127,8 @@ export async function deliverTurn(
     });
   } finally {
     progress.stop();
-    // After the last line, whatever ended the run (a signal, a timeout): the report says how.
-    const failed = report?.write() ?? null;
-    if (failed) io.stderr.write(`oc-exec: ${failed}\n`);
+    // After the last line, whatever ended the run (a signal, a timeout): the reports say how.
+    for (const problem of (await report?.write()) ?? []) io.stderr.write(`oc-exec: ${problem}\n`);
   }
 }
 
@@ -143,7 +142,7 @@ async function conversationCommand(
   options: Omit<RunTurnOptions, "prompt" | "env">,
   display: Display,
   io: CliIo,
-  report: JunitReport | null,
+  report: RunReport | null,
 ): Promise<number> {
   if (args.length > 0 || flags.promptFile)
     throw new ConfigError(

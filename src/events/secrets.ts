@@ -1,8 +1,9 @@
 // No secret leaves in what oc-exec writes. A Redactor is made once per run from the environment:
 // the values of variables whose names say they are secret (GITHUB_TOKEN, NPM_TOKEN, MY_API_KEY,
-// AWS_SECRET_ACCESS_KEY, a server's password…) and of the variables the caller names, replaced
+// AWS_SECRET_ACCESS_KEY, a server's password…), the values in the OTLP headers variables and of the variables the caller names, replaced
 // wherever they appear, on top of the known token shapes (redact.ts). It is applied to every event
 // (tool output included), the last-message file, opencode's stderr lines and the raw recordings.
+import { headerValues, OTLP_HEADER_VARIABLES } from "../telemetry/trace-settings.js";
 import { redact } from "./redact.js";
 
 /** What a variable's name must contain for its value to be a secret. */
@@ -18,6 +19,9 @@ export function secretValues(env: NodeJS.ProcessEnv, named: readonly string[] = 
     if (value === undefined || value.length < MIN_SECRET_LENGTH) continue;
     if (SECRET_NAME.test(name) || named.includes(name)) values.add(value);
   }
+  // A tracing backend's key travels in the OTLP headers variables, whose names say nothing secret.
+  for (const name of OTLP_HEADER_VARIABLES)
+    for (const value of headerValues(env[name] ?? "")) if (value.length >= MIN_SECRET_LENGTH) values.add(value);
   // A value with characters JSON escapes also appears escaped inside a raw opencode line.
   for (const value of [...values]) {
     const escaped = JSON.stringify(value).slice(1, -1);

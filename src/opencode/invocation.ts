@@ -1,5 +1,6 @@
 // Builds the opencode invocation: an argv array (never a shell string), an explicit environment,
 // and the prompt for the child's stdin. Pure: tested without processes.
+import { isTelemetryVariable } from "../telemetry/trace-settings.js";
 import { ALL_FEATURES, type Features } from "./features.js";
 
 export type InvocationInput = {
@@ -65,7 +66,10 @@ export function buildEnv(
   extra: { permission?: Record<string, unknown> | null; configContent?: string } = {},
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
+  // opencode exports traces of its own when it sees OTEL_* (its database queries among them): oc-exec
+  // exports the turn's, and opencode's would only bury them, so none of it reaches opencode.
+  for (const [key, value] of Object.entries(baseEnv))
+    if (value !== undefined && !isTelemetryVariable(key)) env[key] = value;
   if (extra.permission) {
     // A policy replaces whatever the caller's environment carried, never merges with it.
     delete env.OPENCODE_PERMISSION;

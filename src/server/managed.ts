@@ -18,6 +18,7 @@ import type { SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
 import type { SshSpec } from "../ssh/ssh-args.js";
+import { isTelemetryVariable } from "../telemetry/trace-settings.js";
 import { ServerClient, ServerError } from "./client.js";
 import {
   findServer,
@@ -168,6 +169,8 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   const serverEnv: NodeJS.ProcessEnv = { ...env, ...guardMark(), OPENCODE_SERVER_PASSWORD: config.password };
   delete serverEnv[SUPERVISE_ENV];
   delete serverEnv.OPENCODE_SERVER_USERNAME;
+  // As for a turn's opencode (opencode/invocation.ts): a server exports no traces of its own.
+  for (const name of Object.keys(serverEnv)) if (isTelemetryVariable(name)) delete serverEnv[name];
   mkdirSync(registryDir(env), { recursive: true, mode: 0o700 });
   const log = openSync(join(registryDir(env), `${config.id}.log`), "a", 0o600);
   const launched: Launched = config.ssh

@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,warm-loop,ssh] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,warm-loop,ssh,otel] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -12,6 +12,7 @@ import { bundledBinary } from "../../src/opencode/locate.js";
 import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/scripted/model-server.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
+import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { descendants, peakRss } from "../support/procs.js";
 import { startSshServer } from "../support/ssh-server.js";
 import { writeCorpus } from "./corpus.js";
@@ -734,6 +735,49 @@ async function sshBench(): Promise<void> {
   home.cleanup();
 }
 
+/**
+ * OpenTelemetry: the same recorded tool turn (the fake opencode replaying it, so opencode's own
+ * variation is out of the figure) with no OTEL_* variable, with export turned off by
+ * OTEL_SDK_DISABLED beside an endpoint (the settings are read, the SDK is not loaded), and with
+ * export on to a loopback OTLP receiver: off must cost nothing, on costs the SDK's load and one
+ * request after the result line.
+ */
+async function otelBench(): Promise<void> {
+  const receiver = await startOtlpReceiver();
+  const fixture = join(root, "test", "fixtures", "opencode-1.18.33", "tool");
+  const base: NodeJS.ProcessEnv = {
+    ...process.env,
+    OC_EXEC_OPENCODE: FAKE_OPENCODE,
+    FAKE_OPENCODE_FIXTURE: fixture,
+    OC_EXEC_EXPORT: "0",
+  };
+  for (const k of Object.keys(base)) if (k.startsWith("OTEL_") || k === "TRACEPARENT") delete base[k];
+  const variants = {
+    none: base,
+    disabled: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: "true" },
+    on: { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  };
+  const runs = Math.max(11, pairs * 2);
+  const times: Record<keyof typeof variants, number[]> = { none: [], disabled: [], on: [] };
+  const order = Object.keys(variants) as (keyof typeof variants)[];
+  for (const v of order) await measure(process.execPath, [BIN, "-q", "x"], { env: variants[v] });
+  for (let i = 0; i < runs; i++)
+    // Rotated, so drift on a shared machine hits each alike.
+    for (const v of [...order.slice(i % 3), ...order.slice(0, i % 3)])
+      times[v].push((await measure(process.execPath, [BIN, "-q", "x"], { env: variants[v] })).ms);
+  const spans = receiver.spans.length;
+  await receiver.close();
+  const [none, disabled, on] = [median(times.none), median(times.disabled), median(times.on)];
+  out(`otel: one recorded tool turn (fake opencode replaying it), median of ${runs} rotated runs each:`);
+  out(`  no OTEL_* variable              ${f(none, 0)} ms`);
+  out(
+    `  endpoint + OTEL_SDK_DISABLED    ${f(disabled, 0)} ms   ratio ${f(disabled / none, 3)}   (target ~1.00: the SDK is not loaded)`,
+  );
+  out(
+    `  export on (loopback receiver)   ${f(on, 0)} ms   ratio ${f(on / none, 3)}; extra ${f(on - none, 0)} ms (the SDK's load and one OTLP request, after the result line); ${spans} spans received`,
+  );
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -749,3 +793,4 @@ if (want("sandbox")) await sandboxBench();
 if (want("retry")) await retryBench();
 if (want("warm-loop")) await warmLoopBench();
 if (want("ssh")) await sshBench();
+if (want("otel")) await otelBench();
