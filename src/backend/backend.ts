@@ -32,7 +32,17 @@ export type SessionOps = {
 };
 
 /** A command to run: its file, arguments and environment. */
-export type CommandLaunch = { file: string; args: string[]; env: Record<string, string> };
+export type CommandLaunch = {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** What goes on its stdin (default: nothing). */
+  input?: string;
+  /** Keep stdin open after the input until the command ends: over ssh, its end is what stops the remote command. */
+  holdInput?: boolean;
+  /** Lines of its output that are the wrapper's own (the remote script's markers), not the command's. */
+  wrapperLine?: RegExp;
+};
 
 export type OpenedTurn = {
   source: UpstreamSource;

@@ -252,7 +252,7 @@ function warmIdle(text: string | null): number {
 
 /** The host over ssh, checked: a destination ssh takes, options as KEY=VALUE, nothing it cannot carry. */
 export function resolveSsh(
-  options: Pick<RunTurnOptions, "ssh" | "sshOptions" | "dir" | "passEnv" | "attach" | "verify">,
+  options: Pick<RunTurnOptions, "ssh" | "sshOptions" | "dir" | "passEnv" | "attach">,
   labels: OptionLabels,
   configFile: string | null,
 ): SshSpec | null {
@@ -274,14 +274,12 @@ export function resolveSsh(
   const badOption = (options.sshOptions ?? []).find((o) => !/^[A-Za-z][A-Za-z0-9]*=/.test(o));
   if (badOption !== undefined)
     throw new ConfigError(`${labels.sshOptions} takes KEY=VALUE, not ${JSON.stringify(badOption)}`, "UsageError");
-  // What this release cannot yet do on another host, refused rather than done here by mistake.
-  const cannot =
-    options.attach !== undefined
-      ? `${labels.attach} (a server there: oc-exec server start on the host)`
-      : (options.verify ?? []).length > 0
-        ? `${labels.verify} (checks run on this machine only)`
-        : null;
-  if (cannot) throw new ConfigError(`${labels.ssh} cannot be combined with ${cannot}`, "UsageError");
+  // A server there is `server start --ssh`'s: refused rather than attached to here by mistake.
+  if (options.attach !== undefined)
+    throw new ConfigError(
+      `${labels.ssh} cannot be combined with ${labels.attach} (a server there: oc-exec server start --ssh)`,
+      "UsageError",
+    );
   return {
     destination,
     options: options.sshOptions ?? [],

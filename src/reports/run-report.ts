@@ -2,6 +2,7 @@
 // variables ask for. Both watch the events as they are written and are written once the stream's
 // last line is out, so neither can touch stdout or come before the result.
 import type { OcEvent } from "../contract/schema.js";
+import { makeRedactor, secretValues } from "../events/secrets.js";
 import { TracePlan } from "../telemetry/trace-plan.js";
 import { traceSettings } from "../telemetry/trace-settings.js";
 import { openJunitReport } from "./junit-file.js";
@@ -41,7 +42,8 @@ export function openRunReport(
         // The SDK loads here, after the last line, and only for a run that asked for a trace.
         const { exportTrace } = await import("../telemetry/export-trace.js");
         const exported = await exportTrace(plan.roots(), settings, env);
-        if (exported) problems.push(exported);
+        // An exporter's error can quote the endpoint or a header: redacted like everything oc-exec writes.
+        if (exported) problems.push(makeRedactor(secretValues(env)).text(exported));
       }
       return problems;
     },

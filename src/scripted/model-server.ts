@@ -115,6 +115,17 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
         ? { kind: "text", text: "Fixed: the check passes now." }
         : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
     }
+    case "verify-fix-stall": {
+      // As verify-fix, but the first request of the repair (the second of the turn) never answers:
+      // a transient failure of the repair itself, for --retry to get past.
+      const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+      if (users.length < 2) return { kind: "text", text: "Done, all good." };
+      if (calls === 2) return { kind: "hang" };
+      const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
+      return fixed
+        ? { kind: "text", text: "Fixed: the check passes now." }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
+    }
     case "env-probe":
       // The environment the agent's commands get, written to a file: what reached them and what did not.
       return done

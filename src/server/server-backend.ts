@@ -145,6 +145,15 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const refused = runOnlyFlags(turn);
       const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
+      // A check runs in this process: on another host's server it would check this machine's files.
+      if (managed?.ssh && turn.verify.length > 0)
+        return {
+          warnings,
+          problem: {
+            name: "UnsupportedFlag",
+            message: `${turn.labels.verify} cannot run on a server on another host yet (the check would run on this machine): run the turn with --ssh ${managed.ssh.destination} instead`,
+          },
+        };
       // A check runs in this process, where the server's sandbox is not: it would run outside it.
       if (managed?.sandbox && turn.verify.length > 0)
         return {

@@ -16,7 +16,7 @@ import { DEFAULTS } from "../options/options.js";
 import { parseExport } from "../process/session-commands.js";
 import { envPattern } from "../sandbox/policy.js";
 import { makeControlDir, SSH, startMaster } from "./master.js";
-import { preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
+import { MARKER, preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
 import { commandArgs, hostOf, type SshArgsInput, type SshSpec, sshFailure } from "./ssh-args.js";
 import { sshSource } from "./ssh-source.js";
 
@@ -97,6 +97,9 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
       input: preamble({ ...run, mode: "side", graceSeconds: 1 }, ""),
     });
 
+  const localEnv = Object.fromEntries(
+    Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   const found =
     "problem" in master ? { problem: master.problem } : await detectRemote(side, ssh.destination, binary, spec.env);
   const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
@@ -137,6 +140,25 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
             : null,
       };
     },
+    // A --verify check runs on the host, in --dir there, as the turn did: the fixed script with the
+    // command on stdin, stopped (with everything it started) when its stdin ends.
+    async wrapCommand(command) {
+      const run: RemoteRun = {
+        mode: "turn",
+        dir: ssh.dir,
+        graceSeconds: DEFAULTS.killAfterMs / 1000,
+        env: forwardedEnv(command.env, spec.env, ssh.passEnv),
+        argv: [command.file, ...command.args],
+      };
+      return {
+        file: SSH,
+        args: commandArgs(args, remoteCommand()),
+        env: localEnv,
+        input: preamble(run, ""),
+        holdInput: true,
+        wrapperLine: new RegExp(`^${MARKER} `),
+      };
+    },
     async open(turn, input) {
       if (problem) return { problem };
       // The remote script changes to --dir first: opencode's workspace is then where it runs.
@@ -162,7 +184,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
       const invocation: Invocation = {
         file: SSH,
         args: commandArgs(args, remoteCommand()),
-        env: Object.fromEntries(Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined)),
+        env: localEnv,
         input: preamble(run, built.input) + built.input,
         cwd: process.cwd(),
       };

@@ -52,9 +52,22 @@ export function resumePrompt(cause: { name: string; message: string }, schema: s
 
 export async function runAttempts(
   first: OpenedTurn & { input: TurnInput },
-  context: { options: ResolvedTurn; core: TurnCore; control: TurnControl; backend: Backend; deadline: number | null },
+  context: {
+    options: ResolvedTurn;
+    core: TurnCore;
+    control: TurnControl;
+    backend: Backend;
+    deadline: number | null;
+    /**
+     * The attempt this run starts in: 1 for the turn; for a --verify repair, the turn's last (a
+     * repair goes on in it), so a retry of the repair is the turn's next attempt. Each run gets
+     * the whole --retry (and fallback) of its own.
+     */
+    firstAttempt?: number;
+  },
 ): Promise<Attempts> {
   const { options, core, control, backend, deadline } = context;
+  const base = (context.firstAttempt ?? 1) - 1;
   const models = attemptModels(options);
   const facts = core.normalizer.facts;
   const refused: (() => string[])[] = [];
@@ -65,7 +78,7 @@ export async function runAttempts(
   let last = first;
   let unreachable: { name: string; message: string } | null = null;
   let ran: SourceRun | null = null;
-  let attempt = 1;
+  let attempt = base + 1;
   const result = (problem: Attempts["problem"]): Attempts => ({
     ran,
     opened: last,
@@ -80,7 +93,7 @@ export async function runAttempts(
       if (opened.refused) refused.push(opened.refused);
       if (control.reason !== null) break;
       ran = await runSource(opened.source, options, core, control, deadline);
-      if (attempt >= models.length) break;
+      if (attempt - base >= models.length) break;
       // Settle what this attempt left pending, then judge it as if it were the last.
       core.normalizer.finish();
       const outcome = classifyOutcome(facts, sourceEnd(ran), options.labels);
@@ -88,10 +101,10 @@ export async function runAttempts(
       if (!transient) break;
       failure = { class: outcome.class, cause: transient };
     } else {
-      if (attempt >= models.length || control.reason !== null) return result(unreachable);
+      if (attempt - base >= models.length || control.reason !== null) return result(unreachable);
       failure = { class: "agent_error", cause: unreachable! };
     }
-    const wait = retryWait(attempt + 1, options.retryDelayMs, options.retryMaxDelayMs);
+    const wait = retryWait(attempt - base + 1, options.retryDelayMs, options.retryMaxDelayMs);
     const { cause } = failure;
     // No time left for another attempt: the class stands, and the stream says why.
     if (deadline !== null && Date.now() + wait >= deadline) {
@@ -103,7 +116,7 @@ export async function runAttempts(
       break;
     }
     const sessionId = facts.sessionId ?? last.ops.sessionId ?? facts.logSessionId;
-    const model = models[attempt] ?? null;
+    const model = models[attempt - base] ?? null;
     core.emit({
       type: "retry",
       failed_attempt: attempt,
@@ -119,7 +132,7 @@ export async function runAttempts(
       class: failure.class,
       name: cause.name,
       message: cause.message,
-      model: facts.model ?? models[attempt - 1] ?? null,
+      model: facts.model ?? models[attempt - base - 1] ?? null,
     });
     if (await interruptedDuring(wait, control)) break;
     core.normalizer.newAttempt();

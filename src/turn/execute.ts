@@ -92,12 +92,14 @@ export async function executeTurn(
           opened: tried.opened,
           input: opened.input,
           deadline,
+          attempts: tried.attempts,
         });
         ran = { ...checked.ran, stop: checked.ran.stop ?? checked.stop };
         problem = checked.problem;
         verification = checked.verification;
         verified = checked.outcome;
         refused.push(...checked.refused);
+        if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
       }
       after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);

@@ -1,15 +1,16 @@
 // The rounds of --verify after a turn that succeeded: run the checks; when one fails, send the
 // agent back in the same session with what it printed (the backend opens a follow-up turn pinned
-// to the session id: never --continue, never another fork) and check again, up to
-// verifyAttempts repairs. One turn core hears it all, so usage, cost, steps and budgets cover
+// to the session id: never --continue, never another fork), with the same attempts as the turn
+// after a transient failure (--retry), and check again, up to verifyAttempts repairs. One turn core hears it all, so usage, cost, steps and budgets cover
 // every round, and the turn's one --timeout covers the repairs and the checks' own time.
 // Returns what it found; the caller classifies.
 import type { Backend, OpenedTurn, TurnInput } from "../backend/backend.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { type CheckFailure, classifyOutcome, type StopReason, type TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
+import { type Attempts, runAttempts } from "./attempts.js";
 import type { TurnControl } from "./control.js";
-import { runSource, type SourceRun, sourceEnd } from "./run-source.js";
+import { type SourceRun, sourceEnd } from "./run-source.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 import { type CheckRun, repairPrompt, runCheck } from "./verify.js";
@@ -25,6 +26,10 @@ export type Verified = {
   problem: { name: string; message: string } | null;
   /** The follow-up turns' refusals, to add to the first one's. */
   refused: (() => string[])[];
+  /** The turn's last attempt number, its repairs' retries included. */
+  attempts: number;
+  /** The repairs' failed attempts (--retry), to add to the turn's. */
+  failed: Attempts["failed"];
 };
 
 /** Whether the turn, as it stands, would end in success (what the checks are for). */
@@ -43,10 +48,13 @@ export async function verifyRounds(
     input: TurnInput;
     /** When --timeout fires (epoch ms), or null. */
     deadline: number | null;
+    /** The turn's attempts so far: a repair retried after a transient failure counts on from there. */
+    attempts: number;
   },
 ): Promise<Verified> {
   const { options, core, control, backend, opened, input, deadline } = context;
   const refused: (() => string[])[] = [];
+  const tally = { attempts: context.attempts, failed: [] as Attempts["failed"] };
   let ran = first;
   for (let round = 1; ; round++) {
     const checks: CheckRun[] = [];
@@ -65,13 +73,13 @@ export async function verifyRounds(
       });
       core.emit({ type: "verify.finished", ...run, round, passed: run.exit_code === 0 });
       checks.push(run);
-      if (stop) return done(ran, round, checks, null, { stop, refused });
+      if (stop) return done(ran, round, checks, null, { stop, refused }, tally);
       if (run.exit_code !== 0) {
         failed = run;
         break;
       }
     }
-    if (!failed) return done(ran, round, checks, null, { refused });
+    if (!failed) return done(ran, round, checks, null, { refused }, tally);
     const failure: CheckFailure = {
       command: failed.command,
       exitCode: failed.exit_code,
@@ -80,24 +88,47 @@ export async function verifyRounds(
     };
     // The shell could not run it at all: the command is wrong, not the agent's work.
     if (failed.exit_code === 126 || failed.exit_code === 127)
-      return done(ran, round, checks, { failed: null, unrunnable: failure }, { refused });
+      return done(ran, round, checks, { failed: null, unrunnable: failure }, { refused }, tally);
     const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId ?? core.normalizer.facts.logSessionId;
     if (round > options.verifyAttempts || sessionId === null || control.reason !== null)
-      return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused });
-    const repair = await backend.open(
-      { ...options, session: sessionId, continue: false, fork: false, files: [], title: null },
-      {
-        prompt: repairPrompt(failed, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
-        title: null,
-        policy: input.policy,
-      },
-    );
+      return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused }, tally);
+    const repairOptions = { ...options, session: sessionId, continue: false, fork: false, files: [], title: null };
+    const repairInput: TurnInput = {
+      prompt: repairPrompt(failed, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
+      title: null,
+      policy: input.policy,
+    };
+    const repair = await backend.open(repairOptions, repairInput);
     if ("problem" in repair)
-      return done(ran, round, checks, { failed: failure, unrunnable: null }, { problem: repair.problem, refused });
-    if (repair.refused) refused.push(repair.refused);
-    ran = await runSource(repair.source, options, core, control, deadline);
+      return done(
+        ran,
+        round,
+        checks,
+        { failed: failure, unrunnable: null },
+        { problem: repair.problem, refused },
+        tally,
+      );
+    // A repair is a turn in the session like the first: a transient failure of it gets the same
+    // attempts (--retry, --fallback-model), resumed in the session, counted on from the turn's.
+    const tried = await runAttempts(
+      { ...repair, input: repairInput },
+      { options: repairOptions, core, control, backend, deadline, firstAttempt: tally.attempts },
+    );
+    refused.push(...tried.refused);
+    tally.attempts = tried.attempts;
+    tally.failed.push(...tried.failed);
+    if (tried.ran) ran = tried.ran;
+    if (tried.problem)
+      return done(
+        ran,
+        round,
+        checks,
+        { failed: failure, unrunnable: null },
+        { problem: tried.problem, refused },
+        tally,
+      );
     if (!wouldSucceed(core, ran, options))
-      return done(ran, round, checks, { failed: null, unrunnable: null }, { refused });
+      return done(ran, round, checks, { failed: null, unrunnable: null }, { refused }, tally);
   }
 }
 
@@ -107,6 +138,7 @@ function done(
   checks: CheckRun[],
   outcome: Verified["outcome"] | null,
   more: { stop?: StopReason; problem?: Verified["problem"]; refused: Verified["refused"] },
+  tally: Pick<Verified, "attempts" | "failed">,
 ): Verified {
   const passed = checks.every((c) => c.exit_code === 0);
   return {
@@ -116,6 +148,7 @@ function done(
     stop: more.stop ?? null,
     problem: more.problem ?? null,
     refused: more.refused,
+    ...tally,
   };
 }
 

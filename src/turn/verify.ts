@@ -26,6 +26,15 @@ function outputTail(text: string): string {
     .replace(/^\uFFFD+/, "")}`;
 }
 
+/** The output without the wrapper's own lines (over ssh, the remote script's markers). */
+function commandsOwn(text: string, wrapperLine: RegExp | undefined): string {
+  if (!wrapperLine) return text;
+  return text
+    .split("\n")
+    .filter((line) => !wrapperLine.test(line))
+    .join("\n");
+}
+
 export type CheckContext = {
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -49,7 +58,11 @@ export async function runCheck(command: string, ctx: CheckContext): Promise<Chec
     kept += chunk.toString("utf8");
     if (kept.length > KEEP_BYTES) kept = kept.slice(-KEEP_BYTES);
   };
-  const child = startProcess({ ...launch, cwd: ctx.cwd, input: "" }, { stdout: keep, stderr: keep });
+  const child = startProcess(
+    { ...launch, cwd: ctx.cwd, input: launch.input ?? "" },
+    { stdout: keep, stderr: keep },
+    { keepInputOpen: launch.holdInput ?? false },
+  );
   let timedOut = false;
   let stop: StopReason | null = null;
   let killer: NodeJS.Timeout | null = null;
@@ -76,7 +89,9 @@ export async function runCheck(command: string, ctx: CheckContext): Promise<Chec
       signal: ended.signal,
       timed_out: timedOut,
       duration_ms: Date.now() - started,
-      output: ctx.redactor.text(outputTail(ended.spawnError ? ended.spawnError : kept)),
+      output: ctx.redactor.text(
+        outputTail(ended.spawnError ? ended.spawnError : commandsOwn(kept, launch.wrapperLine)),
+      ),
       stop,
     };
   } finally {

@@ -54,6 +54,43 @@ describe.each([
     expect(run.stderr).toMatch(/↻ attempt 1 failed \(timeout: TimeoutError\)/);
   }, 90_000);
 
+  it("a --verify repair that stalls is retried too, in the session: success, the attempts counted on from the turn's", async () => {
+    const m = mark();
+    const dir = e2e.workspace();
+    const run = await e2e.run(
+      args([
+        "--retry",
+        "1",
+        "--idle-timeout",
+        "6s",
+        "--retry-delay",
+        "0",
+        "--auto",
+        "--verify",
+        "test -f fixed.txt",
+        `scenario:verify-fix-stall ${m}`,
+      ]),
+      { cwd: dir },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "Fixed: the check passes now.", attempts: 2 });
+    expect(run.result.failed_attempts).toEqual([
+      expect.objectContaining({ attempt: 1, class: "timeout", name: "TimeoutError" }),
+    ]);
+    expect(run.result.verification).toMatchObject({ passed: true, rounds: 2 });
+    expect(ofType(run.events, "retry")).toEqual([
+      expect.objectContaining({ failed_attempt: 1, class: "timeout", resumed: true, attempt: 1 }),
+    ]);
+    // The turn, the repair that stalled, its retry (told why), the answer after the fix.
+    const requests = e2e.requestsFor(m);
+    expect(requests).toHaveLength(4);
+    expect(JSON.stringify(requests[2]!.body.messages)).toContain(
+      "Your previous attempt at this task was interrupted (TimeoutError",
+    );
+    expect(new Set(run.events.flatMap((e) => (e.session_id ? [e.session_id] : []))).size).toBe(1);
+    expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+  }, 120_000);
+
   it("without --retry the same stall is exit 124", async () => {
     const run = await e2e.run(args(["--idle-timeout", "3s", `scenario:stall-once ${mark()}`]));
     expect(run.code).toBe(124);

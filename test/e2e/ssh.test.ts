@@ -178,6 +178,46 @@ describe.skipIf(process.platform !== "linux")("--ssh: one turn on another host",
     await expectNoRemoteSurvivors();
   }, 90_000);
 
+  it("--verify runs the check on the host, in --dir there: a failure sends the agent back there, and the check's output is its own", async () => {
+    const dir = join(ssh.remote.root, "verify-ws");
+    mkdirSync(dir);
+    const run = await e2e.run([
+      "-q",
+      "--auto",
+      ...ssh.args(),
+      "--dir",
+      dir,
+      "--verify",
+      'test -f fixed.txt || { echo "fixed.txt is missing in $(pwd)"; exit 3; }',
+      "scenario:verify-fix ssh-verify",
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "Fixed: the check passes now." });
+    expect(eventsOf(run, "verify.finished").map((e) => [e.round, e.passed, e.exit_code, e.output])).toEqual([
+      [1, false, 3, `fixed.txt is missing in ${dir}`],
+      [2, true, 0, ""],
+    ]);
+    expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
+  it("--timeout during a check on the host: exit 124, and the check's processes there are gone", async () => {
+    const run = await e2e.run([
+      "-q",
+      ...ssh.args(),
+      "--dir",
+      remoteWorkspace,
+      "--timeout",
+      "15s",
+      "--verify",
+      "sleep 300",
+      "scenario:plain ssh-verify-timeout",
+    ]);
+    expect(run.code).toBe(124);
+    expect(eventsOf(run, "verify.started")).toHaveLength(1);
+    await expectNoRemoteSurvivors();
+  }, 90_000);
+
   it("kill -9 of oc-exec mid-tool: the connection goes with it, and nothing is left on the host", async () => {
     const child = spawn(process.execPath, [BIN, "-q", "--auto", ...ssh.args(), "scenario:sleep-tool ssh-kill9"], {
       cwd: e2e.workspace(),

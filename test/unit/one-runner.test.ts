@@ -189,7 +189,7 @@ describe("a batch's sandbox policies: one server each", () => {
     rmSync(ws, { recursive: true });
   });
 
-  it("batch --ssh: tasks naming no host run there, their dir relative to its --dir; what the host cannot do is a line's problem", () => {
+  it("batch --ssh: tasks naming no host run there, their dir relative to its --dir; what cannot run there is a line's problem", () => {
     const lines = [
       { id: "rel", prompt: "x", dir: "pkg" },
       { id: "none", prompt: "x" },
@@ -206,7 +206,7 @@ describe("a batch's sandbox policies: one server each", () => {
     });
     expect(planned.problems).toEqual([
       { line: 4, message: "--ssh cannot be combined with a sandbox (sandbox): the sandbox runs on this machine only" },
-      { line: 5, message: "--ssh cannot be combined with verify (checks run on this machine only)" },
+      { line: 5, message: "verify of a task on batch-host is not supported yet: a batch's checks run on this machine" },
       { line: 6, message: 'files: "a.md" on elsewhere needs an absolute path there (or the task an absolute dir)' },
     ]);
     expect(
