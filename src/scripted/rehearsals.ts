@@ -31,6 +31,12 @@ export const REHEARSALS = {
     scenario: "overloaded-once",
     expect: "api_error",
   },
+  "retry-after": {
+    what: "a provider that asks to be called again in an hour: stopped as api_error, not slept through (idle-timeout 5s unless set)",
+    scenario: "retry-after-long",
+    expect: "api_error",
+    defaults: { idleTimeoutMs: 5000 },
+  },
   "context-overflow": {
     what: "the conversation does not fit",
     scenario: "context-overflow",
