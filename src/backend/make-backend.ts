@@ -30,10 +30,9 @@ export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
       | "warm"
       | "warmIdleMs"
       | "pure"
-      | "verify"
     >
   > & {
-    labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "verify" | "ssh">>;
+    labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "ssh">>;
   };
 
 export async function makeBackend(spec: BackendSpec): Promise<Backend> {
@@ -47,7 +46,6 @@ export async function makeBackend(spec: BackendSpec): Promise<Backend> {
         pure: spec.pure ?? false,
         ssh: spec.ssh ?? null,
         sandbox: spec.sandbox ?? null,
-        verify: spec.verify ?? [],
         model: spec.model ?? null,
         fallbackModel: spec.fallbackModel ?? null,
         warmIdleMs: spec.warmIdleMs ?? DEFAULTS.warmIdleMs,

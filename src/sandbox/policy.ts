@@ -159,6 +159,35 @@ export function sandboxEnv(
   return out;
 }
 
+/**
+ * How a check (--verify) runs in a server's sandbox from another process: the supervisor, which
+ * holds the sandbox, wraps one command that runs whatever OC_EXEC_CHECK says, and its record keeps
+ * the result. The proxy it leads to lives as long as the server.
+ */
+export type SandboxCheck = { argv: string[]; tmp: string };
+
+/** The command the supervisor wraps: the check it is given, in the sandbox's shell. */
+export const CHECK_COMMAND = { file: "/bin/sh", args: ["-c", 'exec /bin/sh -c "$OC_EXEC_CHECK"'] };
+
+/**
+ * A check as it runs in a server's sandbox: the supervisor's wrapped command, with the caller's
+ * environment as the sandbox lets it through (no secret the policy keeps out) and the check.
+ */
+export function sandboxedCheck(
+  check: SandboxCheck,
+  spec: Pick<SandboxSpec, "passEnv">,
+  command: { file: string; args: string[]; env: NodeJS.ProcessEnv },
+): { file: string; args: string[]; env: Record<string, string> } {
+  return {
+    file: check.argv[0]!,
+    args: check.argv.slice(1),
+    env: {
+      ...sandboxEnv(command.env, { credentialVars: [], passEnv: spec.passEnv, tmp: check.tmp }),
+      OC_EXEC_CHECK: [command.file, ...command.args].map(shellQuote).join(" "),
+    },
+  };
+}
+
 /** A server's sandbox as its record keeps it: the spec it was started with. */
 export type ServerSandbox = { spec: SandboxSpec } | null;
 

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { readOpencodeConfigs } from "../opencode/config-sources.js";
@@ -14,7 +15,7 @@ import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import { ConfigError } from "../outcome/errors.js";
 import { guardMark, withoutGuardMark } from "../process/orphan-guard.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
-import type { SandboxSpec } from "../sandbox/policy.js";
+import { CHECK_COMMAND, type SandboxCheck, type SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
 import type { SshSpec } from "../ssh/ssh-args.js";
@@ -154,7 +155,11 @@ function portInUse(port: number): Promise<boolean> {
 
 /** opencode serve started (here, in a sandbox, or on another host), or why it could not be. */
 type Launched =
-  | { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string } | null; remote?: RemoteServe }
+  | {
+      opencode: ReturnType<typeof spawn>;
+      sandbox: { sandbox: Sandbox; id: string; check: SandboxCheck | null } | null;
+      remote?: RemoteServe;
+    }
   | { problem: string };
 
 /** `server supervise ID`: runs in the background for the server's whole life. */
@@ -261,7 +266,15 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     opencode: { path: config.binary, version: config.version },
     username: "opencode",
     password: config.password,
-    ...(sandbox && config.sandbox ? { sandbox: { spec: config.sandbox, info: sandbox.sandbox.info } } : {}),
+    ...(sandbox && config.sandbox
+      ? {
+          sandbox: {
+            spec: config.sandbox,
+            info: sandbox.sandbox.info,
+            ...(sandbox.check ? { check: sandbox.check } : {}),
+          },
+        }
+      : {}),
     ...(config.warmKey ? { warm_key: config.warmKey } : {}),
     ...(config.ssh ? { ssh: { destination: config.ssh.destination } } : {}),
   };
@@ -290,7 +303,8 @@ async function launchServe(
   serverEnv: NodeJS.ProcessEnv,
   log: number,
 ): Promise<
-  { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string } | null } | { problem: string }
+  | { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string; check: SandboxCheck | null } | null }
+  | { problem: string }
 > {
   const serve = { file: config.binary, args: ["serve", "--hostname", "127.0.0.1", "--port", String(config.port)] };
   const options = { cwd: config.dir, detached: true, stdio: ["ignore", "pipe", log] as ["ignore", "pipe", number] };
@@ -318,7 +332,15 @@ async function launchServe(
     ...options,
     env: { ...launch.env, OPENCODE_SERVER_PASSWORD: config.password },
   });
-  return { opencode, sandbox: { sandbox: opened.sandbox, id } };
+  // The turns' --verify checks run in this sandbox too, started by the turns' own processes.
+  let check: SandboxCheck | null = null;
+  try {
+    const wrapped = await opened.sandbox.wrap({ ...CHECK_COMMAND, env: {} }, newCommandId());
+    check = { argv: [wrapped.file, ...wrapped.args], tmp: wrapped.env.TMPDIR ?? tmpdir() };
+  } catch {
+    // A library release whose command cannot be reused: --verify on this server stays refused.
+  }
+  return { opencode, sandbox: { sandbox: opened.sandbox, id, check } };
 }
 
 /**

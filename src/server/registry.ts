@@ -4,7 +4,7 @@
 // script handling secrets. A file is written when its server is up and removed when it stops.
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { SandboxSpec } from "../sandbox/policy.js";
+import type { SandboxCheck, SandboxSpec } from "../sandbox/policy.js";
 import type { SandboxInfo } from "../sandbox/sandbox.js";
 import { xdgHome } from "../xdg.js";
 
@@ -22,7 +22,7 @@ export type ManagedServer = {
   username: string;
   password: string;
   /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
-  sandbox?: { spec: SandboxSpec; info: SandboxInfo };
+  sandbox?: { spec: SandboxSpec; info: SandboxInfo; check?: SandboxCheck };
   /** On another host (server start --ssh): `dir` and `opencode.path` are there, `url` is the local forward. */
   ssh?: { destination: string };
   /** Started by --warm for the turns that fit it (warm/warm-key.ts); absent for `server start`'s. */

@@ -5,13 +5,13 @@
 import { readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
+import type { Backend, CommandLaunch, LaunchProblem, Warning } from "../backend/backend.js";
 import { readEnvironment } from "../environment.js";
 import type { UpstreamSource } from "../events/upstream-source.js";
 import { titleFor } from "../opencode/invocation.js";
 import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
-import { serverSandboxProblem } from "../sandbox/policy.js";
+import { sandboxedCheck, serverSandboxProblem } from "../sandbox/policy.js";
 import {
   displayUrl,
   type PromptBody,
@@ -138,6 +138,12 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     removes: [NO_QUESTIONS.permission],
     secrets: auth ? [auth.password] : [],
     ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),
+    ...(managed?.sandbox?.check
+      ? {
+          wrapCommand: async (command: CommandLaunch) =>
+            sandboxedCheck(managed.sandbox!.check!, managed.sandbox!.spec, command),
+        }
+      : {}),
     // A server on another host: its directory there is every turn's workspace.
     ...(managed?.ssh ? { remote: { host: managed.ssh.destination, dir: managed.dir } } : {}),
     problem: null,
@@ -154,8 +160,9 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
             message: `${turn.labels.verify} cannot run on a server on another host yet (the check would run on this machine): run the turn with --ssh ${managed.ssh.destination} instead`,
           },
         };
-      // A check runs in this process, where the server's sandbox is not: it would run outside it.
-      if (managed?.sandbox && turn.verify.length > 0)
+      // A check runs in this process: in the server's sandbox when its supervisor prepared the way
+      // (sandboxedCheck), never outside it.
+      if (managed?.sandbox && !managed.sandbox.check && turn.verify.length > 0)
         return {
           warnings,
           problem: {

@@ -20,10 +20,10 @@ import { serverEnvironment, warmKey } from "./warm-key.js";
 
 export type WarmSpec = Pick<
   ResolvedTurn,
-  "opencode" | "env" | "dir" | "config" | "pure" | "ssh" | "sandbox" | "verify" | "model" | "fallbackModel"
+  "opencode" | "env" | "dir" | "config" | "pure" | "ssh" | "sandbox" | "model" | "fallbackModel"
 > & {
   warmIdleMs: number;
-  labels: Pick<OptionLabels, "attach" | "config" | "pure" | "verify" | "ssh">;
+  labels: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh">;
 };
 
 const START_TIMEOUT_MS = 60_000;
@@ -32,8 +32,6 @@ const START_TIMEOUT_MS = 60_000;
 function coldReason(spec: WarmSpec): string | null {
   if (spec.ssh) return `${spec.labels.ssh} runs the turn on another host`;
   if (spec.pure) return `${spec.labels.pure} cannot apply to a server's plugins`;
-  if (spec.sandbox && spec.verify.length > 0)
-    return `${spec.labels.verify} cannot run on a sandboxed server yet (the check would run outside its sandbox)`;
   return null;
 }
 

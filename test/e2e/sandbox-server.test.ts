@@ -96,6 +96,26 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     expect(t.run.stdout + t.run.stderr).not.toContain(record.password);
   }, 90_000);
 
+  it("--verify: the check runs in the server's sandbox (no secret store, no write outside, no token), started by the turn's own process", async () => {
+    const check = [
+      'if cat "$HOME/.ssh/id_ed25519" >/dev/null 2>&1; then echo "read the key"; exit 9; fi',
+      'if (echo out > ../verify-escape.txt) 2>/dev/null; then echo "wrote outside"; exit 8; fi',
+      'if [ -n "${GITHUB_TOKEN:-}" ]; then echo "saw the token"; exit 7; fi',
+      "echo inside > verify-inside.txt",
+    ].join("\n");
+    // The same check outside the sandbox reads the key: what it proves is the sandbox's.
+    const control = await runBash([], check, { cwd: planted.workspace, env: { ...e2e.home.env, ...planted.tokens } });
+    expect(control.code).toBe(9);
+    const t = await attachTurn(["--verify", check]);
+    expect(t.run.code, t.run.stderr).toBe(0);
+    expect(t.run.result.verification).toMatchObject({ passed: true, rounds: 1 });
+    expect(t.run.events.filter((e) => e.type === "verify.finished").map((e) => [e.exit_code, e.output])).toEqual([
+      [0, ""],
+    ]);
+    expect(readFileSync(join(planted.workspace, "verify-inside.txt"), "utf8")).toBe("inside\n");
+    expect(existsSync(join(planted.workspace, "..", "verify-escape.txt"))).toBe(false);
+  }, 90_000);
+
   it("a turn without --sandbox runs in the server's sandbox all the same, and says so", async () => {
     const t = await attachTurn([]);
     expect(t.run.code).toBe(0);
@@ -113,9 +133,6 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     expect(e2e.requestsFor(stronger.marker)).toEqual([]);
     const hosts = await attachTurn(["--sandbox", "workspace-write", "--allow-host", "registry.npmjs.org"]);
     expect(hosts.run.code).toBe(5);
-    const verify = await attachTurn(["--verify", "true"]);
-    expect(verify.run.code).toBe(5);
-    expect(verify.run.result.error?.message).toMatch(/^--verify cannot run on a sandboxed server yet/);
     expect(hosts.run.result.error?.message).toBe(
       `the server at ${url} was started with no --allow-host, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`,
     );
