@@ -100,7 +100,7 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     const check = [
       'if cat "$HOME/.ssh/id_ed25519" >/dev/null 2>&1; then echo "read the key"; exit 9; fi',
       'if (echo out > ../verify-escape.txt) 2>/dev/null; then echo "wrote outside"; exit 8; fi',
-      'if [ -n "${GITHUB_TOKEN:-}" ]; then echo "saw the token"; exit 7; fi',
+      'if env | grep -q "^GITHUB_TOKEN="; then echo "saw the token"; exit 7; fi',
       "echo inside > verify-inside.txt",
     ].join("\n");
     // The same check outside the sandbox reads the key: what it proves is the sandbox's.
