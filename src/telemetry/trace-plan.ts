@@ -6,7 +6,8 @@
 // `execute_tool` span beside the steps (a tool runs between two model calls, as the conventions
 // draw it); a batch is a span with a task's turn below it, a conversation a span with a turn's.
 // Times are the events' own: a span starts and ends when the events that open and close it were
-// written, and a tool, which is reported once it is done, starts its duration_ms before that.
+// written, and a tool, which is reported once it is done, starts its duration_ms before that (not
+// before the step that called it).
 import type { EventOf, OcEvent } from "../contract/schema.js";
 
 export type SpanAttributes = Record<string, string | number | boolean | string[]>;
@@ -89,7 +90,7 @@ export class TracePlan {
         break;
       }
       case "tool":
-        turn.span.children.push(this.tool(event, at));
+        turn.span.children.push(this.tool(event, at, turn.step?.startMs ?? turn.span.startMs));
         break;
       case "message":
         turn.text = event.text;
@@ -182,8 +183,10 @@ export class TracePlan {
     return step;
   }
 
-  private tool(event: EventOf<"tool">, at: number): PlannedSpan {
-    const call = span(`execute_tool ${event.tool}`, at - (event.duration_ms ?? 0), {
+  private tool(event: EventOf<"tool">, at: number, floor: number): PlannedSpan {
+    // Its duration is opencode's clock and its event oc-exec's: when opencode's lines arrive
+    // together, the difference could put the call before the step that made it.
+    const call = span(`execute_tool ${event.tool}`, Math.max(floor, at - (event.duration_ms ?? 0)), {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": event.tool,
       "gen_ai.tool.type": "function",

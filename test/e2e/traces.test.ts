@@ -76,12 +76,18 @@ describe("OpenTelemetry traces", () => {
     ]);
     // Only oc-exec's spans: opencode was given none of the OTEL_* variables, so it exported nothing.
     expect(new Set(receiver.spans.map((s) => s.scope))).toEqual(new Set(["oc-exec"]));
-    expect(tree(receiver.spans)).toEqual([
-      ["invoke_agent", `(${PIPELINE_SPAN})`],
+    // Which parent each span has (the order of spans that start in the same millisecond is not the point).
+    expect(tree(receiver.spans).sort()).toEqual([
+      ["chat", "invoke_agent"],
       ["chat", "invoke_agent"],
       ["execute_tool bash", "invoke_agent"],
-      ["chat", "invoke_agent"],
+      ["invoke_agent", `(${PIPELINE_SPAN})`],
     ]);
+    // The tool runs within its step: between the first chat span's start and the second's.
+    const [first, second] = receiver.spans.filter((s) => s.name === "chat").sort((a, b) => a.startMs - b.startMs);
+    const call = one("execute_tool bash");
+    expect(call.startMs).toBeGreaterThanOrEqual(first!.startMs);
+    expect(call.endMs).toBeLessThanOrEqual(second!.startMs);
     expect(new Set(receiver.spans.map((s) => s.traceId))).toEqual(new Set([PIPELINE_TRACE]));
     const agent = one("invoke_agent");
     expect(agent.resource).toMatchObject({ "service.name": "ci-agents", "deployment.environment": "ci" });

@@ -168,7 +168,7 @@ describe("TracePlan", () => {
     result("success", 0),
   ]);
 
-  it("a tool turn: invoke_agent, a chat span per step, the tool beside them, its duration before its event", () => {
+  it("a tool turn: invoke_agent, a chat span per step, the tool beside them, its duration before its event (within its step)", () => {
     const plan = new TracePlan({ captureContent: false });
     for (const e of toolTurn) plan.observe(e);
     const [root] = plan.roots();
@@ -179,7 +179,7 @@ describe("TracePlan", () => {
       null,
       [
         ["chat claude-sonnet-4-5", 2, 4, null, []],
-        ["execute_tool bash", 1.5, 3, null, []],
+        ["execute_tool bash", 2, 3, null, []],
         ["chat claude-sonnet-4-5", 5, 7, null, []],
       ],
     ]);
@@ -290,6 +290,32 @@ describe("TracePlan", () => {
       },
     ]);
     expect(root!.children[0]!.attributes["error.type"]).toBe("denied");
+  });
+
+  it("a tool whose lines came late starts no earlier than the step that called it", () => {
+    const plan = new TracePlan({ captureContent: false });
+    for (const e of stamped([
+      runStarted(),
+      { type: "step.started", step: 1 },
+      {
+        type: "tool",
+        call_id: "c",
+        tool: "bash",
+        status: "completed",
+        input: {},
+        output: "",
+        output_truncated: false,
+        error: null,
+        title: null,
+        duration_ms: 5000,
+      },
+      result("success", 0),
+    ]))
+      plan.observe(e);
+    expect(shape(plan.roots()[0]!, T0)[4]).toEqual([
+      ["chat claude-sonnet-4-5", 1, 3, null, []],
+      ["execute_tool bash", 1, 2, null, []],
+    ]);
   });
 
   it("a batch: one span, each task's turn below it; a stream cut short ends its turn as an error", () => {
