@@ -59,6 +59,19 @@ const OVERLOADED: Reply = {
 };
 
 /**
+ * Claims success without doing the work; sent back (a later user message: oc-exec's --verify
+ * follow-up), it does it with a command and answers.
+ */
+function verifyFix(body: ChatRequest): Reply {
+  const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+  if (users.length < 2) return { kind: "text", text: "Done, all good." };
+  const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
+  return fixed
+    ? { kind: "text", text: "Fixed: the check passes now." }
+    : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
+}
+
+/**
  * The scripts. Each looks at the conversation so far and answers the next request; `seen` is every
  * request the server got, this one last (the scripts that play a provider failing for a while).
  */
@@ -105,27 +118,12 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       return done
         ? { kind: "text", text: "Wrote notes.txt." }
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
-    case "verify-fix": {
-      // Claims success without doing the work; sent back (a later user message: oc-exec's --verify
-      // follow-up), it does it with a command and answers.
-      const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
-      if (users.length < 2) return { kind: "text", text: "Done, all good." };
-      const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
-      return fixed
-        ? { kind: "text", text: "Fixed: the check passes now." }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
-    }
-    case "verify-fix-stall": {
+    case "verify-fix":
+      return verifyFix(body);
+    case "verify-fix-stall":
       // As verify-fix, but the first request of the repair (the second of the turn) never answers:
       // a transient failure of the repair itself, for --retry to get past.
-      const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
-      if (users.length < 2) return { kind: "text", text: "Done, all good." };
-      if (calls === 2) return { kind: "hang" };
-      const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
-      return fixed
-        ? { kind: "text", text: "Fixed: the check passes now." }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
-    }
+      return calls === 2 ? { kind: "hang" } : verifyFix(body);
     case "env-probe":
       // The environment the agent's commands get, written to a file: what reached them and what did not.
       return done

@@ -100,6 +100,25 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
   const localEnv = Object.fromEntries(
     Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined),
   );
+  /**
+   * A command run on the host in --dir, as a turn: the fixed script, with the variables oc-exec
+   * set or changed (against base) and --pass-env, the argv and the input on stdin.
+   */
+  const remoteTurn = (
+    command: { file: string; args: string[]; env: Record<string, string> },
+    base: NodeJS.ProcessEnv,
+    killAfterMs: number,
+    input: string,
+  ) => {
+    const run: RemoteRun = {
+      mode: "turn",
+      dir: ssh.dir,
+      graceSeconds: killAfterMs / 1000,
+      env: forwardedEnv(command.env, base, ssh.passEnv),
+      argv: [command.file, ...command.args],
+    };
+    return { file: SSH, args: commandArgs(args, remoteCommand()), env: localEnv, input: preamble(run, input) + input };
+  };
   const found =
     "problem" in master ? { problem: master.problem } : await detectRemote(side, ssh.destination, binary, spec.env);
   const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
@@ -143,18 +162,8 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     // A --verify check runs on the host, in --dir there, as the turn did: the fixed script with the
     // command on stdin, stopped (with everything it started) when its stdin ends.
     async wrapCommand(command) {
-      const run: RemoteRun = {
-        mode: "turn",
-        dir: ssh.dir,
-        graceSeconds: DEFAULTS.killAfterMs / 1000,
-        env: forwardedEnv(command.env, spec.env, ssh.passEnv),
-        argv: [command.file, ...command.args],
-      };
       return {
-        file: SSH,
-        args: commandArgs(args, remoteCommand()),
-        env: localEnv,
-        input: preamble(run, ""),
+        ...remoteTurn(command, spec.env, DEFAULTS.killAfterMs, ""),
         holdInput: true,
         wrapperLine: new RegExp(`^${MARKER} `),
       };
@@ -174,18 +183,8 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
         baseEnv: turn.env,
         features,
       });
-      const run: RemoteRun = {
-        mode: "turn",
-        dir: ssh.dir,
-        graceSeconds: turn.killAfterMs / 1000,
-        env: forwardedEnv(built.env, turn.env, ssh.passEnv),
-        argv: [built.file, ...built.args],
-      };
       const invocation: Invocation = {
-        file: SSH,
-        args: commandArgs(args, remoteCommand()),
-        env: localEnv,
-        input: preamble(run, built.input) + built.input,
+        ...remoteTurn({ file: built.file, args: built.args, env: built.env }, turn.env, turn.killAfterMs, built.input),
         cwd: process.cwd(),
       };
       return {
