@@ -16,6 +16,7 @@ import { invalidInheritedPolicy } from "../opencode/permissions.js";
 import { lastLine, runSideCommand } from "../opencode/side-command.js";
 import { detectOpencode } from "../opencode/version.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
+import { traceSettings } from "../telemetry/trace-settings.js";
 import { VERSION } from "../version.js";
 
 export type Check = { name: string; ok: boolean; detail: string };
@@ -177,6 +178,7 @@ async function doctor(opts: {
     });
   }
   checks.push(await sandboxCheck(opts.env));
+  checks.push(tracesCheck(opts.env));
   if (opts.probe && located.ok && wsOk) checks.push(await probe(opts.model, workspace, opts.opencode, opts.env));
   return { ready: checks.every((c) => c.ok), checks };
 }
@@ -196,6 +198,40 @@ export async function doctorCommand(
       : "not ready (exit 5)\n",
   );
   return report.ready ? EXIT_CODES.success : EXIT_CODES.config_error;
+}
+
+/** Whether the OTEL_* variables ask for a trace, and whether oc-exec can send the one they ask for. */
+function tracesCheck(env: NodeJS.ProcessEnv): Check {
+  const { settings, problem } = traceSettings(env);
+  if (problem) return { name: "traces", ok: false, detail: problem };
+  if (!settings)
+    return {
+      name: "traces",
+      ok: true,
+      detail: /^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? "")
+        ? "off (OTEL_SDK_DISABLED)"
+        : "off (no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp)",
+    };
+  return {
+    name: "traces",
+    ok: true,
+    detail: `each run exports a trace over ${settings.protocol} to ${traceEndpoint(env)} after its result line (the collector is not asked until then)`,
+  };
+}
+
+/** Where the OTLP exporter sends traces, as the standard variables say, without credentials. */
+function traceEndpoint(env: NodeJS.ProcessEnv): string {
+  const own = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const text = own || (base ? `${base.replace(/\/+$/, "")}/v1/traces` : "http://localhost:4318/v1/traces");
+  try {
+    const url = new URL(text);
+    url.username = "";
+    url.password = "";
+    return url.href;
+  } catch {
+    return text;
+  }
 }
 
 /** Whether --sandbox works here; it counts against "ready" only when OC_EXEC_SANDBOX asks for one. */

@@ -107,6 +107,7 @@ describe("doctor and --version", () => {
       "requested model",
       "credentials",
       "sandbox",
+      "traces",
     ]);
     expect(ok.stderr).toContain("✓ credentials: provider fake in OPENCODE_CONFIG_CONTENT (with an apiKey)");
     // Without --probe, doctor says what it could not check.

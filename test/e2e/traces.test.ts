@@ -261,6 +261,25 @@ describe("OpenTelemetry traces", () => {
     expect(receiver.headers).toEqual([]);
   }, 90_000);
 
+  it("doctor says whether and where traces go; one it cannot send is not ready (exit 5)", async () => {
+    const off = await e2e.runRaw(["doctor"]);
+    expect(off.stderr).toContain(
+      "✓ traces: off (no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp)",
+    );
+    const on = await e2e.runRaw(["doctor"], {
+      extraEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://team:s3cret-pass@collector.example:4318/" },
+    });
+    expect(on.code).toBe(0);
+    expect(on.stderr).toContain(
+      "✓ traces: each run exports a trace over http/protobuf to http://collector.example:4318/v1/traces after its result line (the collector is not asked until then)",
+    );
+    expect(on.stderr).not.toContain("s3cret");
+    const grpc = await e2e.runRaw(["doctor"], { extraEnv: otel({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }) });
+    expect(grpc.code).toBe(5);
+    expect(grpc.stderr).toContain('✗ traces: OTLP protocol "grpc": oc-exec exports over http/protobuf or http/json');
+    expect(receiver.headers).toEqual([]);
+  }, 60_000);
+
   it("a turn that asks for no trace loads nothing of the SDK: no static import from the CLI's entry or the turn command reaches it", () => {
     const bin = fileURLToPath(new URL("../../dist/bin/", import.meta.url));
     const reached = new Set<string>();
