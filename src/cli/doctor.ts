@@ -202,16 +202,9 @@ export async function doctorCommand(
 
 /** Whether the OTEL_* variables ask for a trace, and whether oc-exec can send the one they ask for. */
 function tracesCheck(env: NodeJS.ProcessEnv): Check {
-  const { settings, problem } = traceSettings(env);
+  const { settings, problem, off } = traceSettings(env);
   if (problem) return { name: "traces", ok: false, detail: problem };
-  if (!settings)
-    return {
-      name: "traces",
-      ok: true,
-      detail: /^true$/i.test(env.OTEL_SDK_DISABLED?.trim() ?? "")
-        ? "off (OTEL_SDK_DISABLED)"
-        : "off (no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp)",
-    };
+  if (!settings) return { name: "traces", ok: true, detail: `off (${off})` };
   return {
     name: "traces",
     ok: true,

@@ -132,17 +132,17 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         },
       ];
   const recordTo = readEnvironment(spec.env).recordEvents;
+  // How a --verify check runs in the server's sandbox, when its supervisor prepared the way.
+  const sandboxCheck = managed?.sandbox?.check ?? null;
+  const sandboxSpec = managed?.sandbox?.spec;
   return {
     // A server oc-exec started on another host says which, as a turn over --ssh does.
     opencode: managed?.ssh ? { ...opencode, host: managed.ssh.destination } : opencode,
     removes: [NO_QUESTIONS.permission],
     secrets: auth ? [auth.password] : [],
     ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),
-    ...(managed?.sandbox?.check
-      ? {
-          wrapCommand: async (command: CommandLaunch) =>
-            sandboxedCheck(managed.sandbox!.check!, managed.sandbox!.spec, command),
-        }
+    ...(sandboxCheck
+      ? { wrapCommand: async (command: CommandLaunch) => sandboxedCheck(sandboxCheck, sandboxSpec!, command) }
       : {}),
     // A server on another host: its directory there is every turn's workspace.
     ...(managed?.ssh ? { remote: { host: managed.ssh.destination, dir: managed.dir } } : {}),
@@ -162,7 +162,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         };
       // A check runs in this process: in the server's sandbox when its supervisor prepared the way
       // (sandboxedCheck), never outside it.
-      if (managed?.sandbox && !managed.sandbox.check && turn.verify.length > 0)
+      if (managed?.sandbox && !sandboxCheck && turn.verify.length > 0)
         return {
           warnings,
           problem: {

@@ -25,17 +25,26 @@ const isTrue = (value: string | undefined) => value?.trim().toLowerCase() === "t
  * console exporter would write to stdout, which carries events only; gRPC) is a problem, said once,
  * and nothing is exported.
  */
-export function traceSettings(env: NodeJS.ProcessEnv): { settings: TraceSettings | null; problem: string | null } {
-  const off = { settings: null, problem: null };
-  if (isTrue(env.OTEL_SDK_DISABLED)) return off;
+export function traceSettings(env: NodeJS.ProcessEnv): {
+  settings: TraceSettings | null;
+  problem: string | null;
+  /** Why no trace is exported when none is asked for (doctor says it). */
+  off?: string;
+} {
+  if (isTrue(env.OTEL_SDK_DISABLED)) return { settings: null, problem: null, off: "OTEL_SDK_DISABLED" };
   const exporters = (env.OTEL_TRACES_EXPORTER ?? "")
     .split(",")
     .map((e) => e.trim().toLowerCase())
     .filter((e) => e !== "");
-  if (exporters.includes("none")) return off;
+  if (exporters.includes("none")) return { settings: null, problem: null, off: "OTEL_TRACES_EXPORTER=none" };
   const other = exporters.find((e) => e !== "otlp");
   const endpoint = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-  if (!endpoint && !exporters.includes("otlp") && other === undefined) return off;
+  if (!endpoint && !exporters.includes("otlp") && other === undefined)
+    return {
+      settings: null,
+      problem: null,
+      off: "no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp",
+    };
   if (other !== undefined)
     return {
       settings: null,

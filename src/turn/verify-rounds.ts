@@ -98,16 +98,11 @@ export async function verifyRounds(
       title: null,
       policy: input.policy,
     };
+    // A repair that could not be opened (or reopened after a transient failure): the check failed.
+    const unopened = (problem: NonNullable<Verified["problem"]>) =>
+      done(ran, round, checks, { failed: failure, unrunnable: null }, { problem, refused }, tally);
     const repair = await backend.open(repairOptions, repairInput);
-    if ("problem" in repair)
-      return done(
-        ran,
-        round,
-        checks,
-        { failed: failure, unrunnable: null },
-        { problem: repair.problem, refused },
-        tally,
-      );
+    if ("problem" in repair) return unopened(repair.problem);
     // A repair is a turn in the session like the first: a transient failure of it gets the same
     // attempts (--retry, --fallback-model), resumed in the session, counted on from the turn's.
     const tried = await runAttempts(
@@ -118,15 +113,7 @@ export async function verifyRounds(
     tally.attempts = tried.attempts;
     tally.failed.push(...tried.failed);
     if (tried.ran) ran = tried.ran;
-    if (tried.problem)
-      return done(
-        ran,
-        round,
-        checks,
-        { failed: failure, unrunnable: null },
-        { problem: tried.problem, refused },
-        tally,
-      );
+    if (tried.problem) return unopened(tried.problem);
     if (!wouldSucceed(core, ran, options))
       return done(ran, round, checks, { failed: null, unrunnable: null }, { refused }, tally);
   }

@@ -10,14 +10,24 @@ import { headerValues, traceSettings } from "../../src/telemetry/trace-settings.
 describe("traceSettings", () => {
   const on = { protocol: "http/protobuf", captureContent: false, flushTimeoutMs: 5000 };
   it.each([
-    [{}, null, null],
-    [{ OTEL_SERVICE_NAME: "ci" }, null, null],
+    [{}, null, null, "no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp"],
+    [
+      { OTEL_SERVICE_NAME: "ci" },
+      null,
+      null,
+      "no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp",
+    ],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }, on, null],
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" }, on, null],
     [{ OTEL_TRACES_EXPORTER: "otlp" }, on, null],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_SDK_DISABLED: "TRUE" }, null, null],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_SDK_DISABLED: "TRUE" }, null, null, "OTEL_SDK_DISABLED"],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_SDK_DISABLED: "false" }, on, null],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_TRACES_EXPORTER: "none" }, null, null],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_TRACES_EXPORTER: "none" },
+      null,
+      null,
+      "OTEL_TRACES_EXPORTER=none",
+    ],
     [
       { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
       { ...on, protocol: "http/json" },
@@ -47,8 +57,9 @@ describe("traceSettings", () => {
       null,
       "OTEL_TRACES_EXPORTER=console: oc-exec exports traces over OTLP only (stdout carries its events and nothing else); no trace is exported",
     ],
-  ] as [NodeJS.ProcessEnv, unknown, string | null][])("%j", (env, settings, problem) => {
-    expect(traceSettings(env)).toEqual({ settings, problem });
+  ] as [NodeJS.ProcessEnv, unknown, string | null, string?][])("%j", (env, settings, problem, off) => {
+    // Why it is off, only when it is off and nothing went wrong.
+    expect(traceSettings(env)).toEqual({ settings, problem, ...(off ? { off } : {}) });
   });
 });
 
