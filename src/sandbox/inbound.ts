@@ -6,7 +6,8 @@
 // 127.0.0.1 forwards each connection to that socket, so clients see an ordinary local URL.
 //
 // The tools opencode runs start after the filter: they cannot open the socket. They share the
-// namespace's loopback with the server, though (docs/sandbox.md says what that allows).
+// namespace's loopback with the server, though: what keeps them out of its API is its password,
+// which they cannot learn (server-guard.ts).
 import { connect, createServer, type Server } from "node:net";
 import { shellQuote } from "./policy.js";
 

@@ -5,7 +5,7 @@
 // `server stop` signals the supervisor, which stops opencode and every tool process below it.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +17,14 @@ import { guardMark, withoutGuardMark } from "../process/orphan-guard.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
 import { CHECK_COMMAND, type SandboxCheck, type SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
+import {
+  type GuardReport,
+  guardProblem,
+  parseGuardReport,
+  serveReadingPassword,
+  withGuardPlugin,
+  writeGuardPlugin,
+} from "../sandbox/server-guard.js";
 import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
 import type { SshSpec } from "../ssh/ssh-args.js";
 import { isTelemetryVariable } from "../telemetry/trace-settings.js";
@@ -87,6 +95,8 @@ function readReport(line: string): SupervisorReport | null {
 const STOP_GRACE_MS = 3_000;
 /** How often the supervisor looks for turns whose oc-exec died. */
 const LEASE_CHECK_MS = 1_000;
+/** How long after its instance started a sandboxed server's guard report may take to arrive. */
+const GUARD_WAIT_MS = 2_000;
 
 /** Starts a server through a detached supervisor; resolves with its record, or rejects with why not. */
 export async function startServer(request: StartRequest): Promise<ManagedServer> {
@@ -153,11 +163,14 @@ function portInUse(port: number): Promise<boolean> {
   });
 }
 
+/** The sandbox a server runs in: its proxy's command id, the check command, the guard plugin's directory. */
+type ServerSandboxRun = { sandbox: Sandbox; id: string; check: SandboxCheck | null; guardDir: string };
+
 /** opencode serve started (here, in a sandbox, or on another host), or why it could not be. */
 type Launched =
   | {
       opencode: ReturnType<typeof spawn>;
-      sandbox: { sandbox: Sandbox; id: string; check: SandboxCheck | null } | null;
+      sandbox: ServerSandboxRun | null;
       remote?: RemoteServe;
     }
   | { problem: string };
@@ -200,6 +213,13 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   opencode.once("exit", () => {
     exited = true;
   });
+  // A sandboxed server's guard plugin reports on the same stdout (sandbox/server-guard.ts).
+  let guardReport: GuardReport | null = null;
+  let stdoutText = "";
+  opencode.stdout!.on("data", (chunk: Buffer) => {
+    stdoutText += chunk.toString();
+    for (const line of stdoutText.split("\n")) guardReport ??= parseGuardReport(line);
+  });
   const listening = await new Promise<string | null>((resolve) => {
     let seen = "";
     const timer = setTimeout(() => resolve(null), config.startTimeoutMs);
@@ -231,6 +251,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
       : listening;
   const release = async () => {
     forward?.close();
+    if (sandbox) rmSync(sandbox.guardDir, { recursive: true, force: true });
     await sandbox?.sandbox.close();
     await remote?.close();
   };
@@ -254,6 +275,15 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     await release();
     report({ unsupported: `${tooOld}, or use oc-exec without a server` });
     return EXIT_CODES.config_error;
+  }
+  if (sandbox) {
+    const unguarded = await guardServer(client, config.dir, () => guardReport);
+    if (unguarded) {
+      await stopProcessTree(pid);
+      await release();
+      report({ unsupported: `--sandbox ${config.sandbox?.mode} cannot serve: ${unguarded}` });
+      return EXIT_CODES.config_error;
+    }
   }
   const record: ManagedServer = {
     id: config.id,
@@ -292,20 +322,35 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
 }
 
 /**
+ * A sandboxed server's first instance is started now, before any turn (the guard plugin loads
+ * with it), and the plugin's report decides whether the server may serve: why not, or null.
+ */
+async function guardServer(
+  client: ServerClient,
+  dir: string,
+  report: () => GuardReport | null,
+): Promise<string | null> {
+  try {
+    await client.listSessions(dir);
+  } catch (error) {
+    return `opencode serve did not start its instance for ${dir}: ${(error as Error).message}`;
+  }
+  // The plugin prints before the instance answers; a moment more for the pipe.
+  for (let waited = 0; report() === null && waited < GUARD_WAIT_MS; waited += 50) await sleep(50);
+  return guardProblem(report(), process.platform);
+}
+
+/**
  * Starts `opencode serve` on 127.0.0.1: directly, or inside the sandbox the server asked for, where
  * it listens on the namespace's loopback and a bridge leads in (sandbox/inbound.ts). The password
- * goes to opencode itself; the sandbox's environment keeps it from nothing opencode starts (the
- * tools inherit opencode's environment: docs/sandbox.md).
+ * goes to opencode alone, and its guard plugin keeps it from the tools (sandbox/server-guard.ts).
  */
 async function launchServe(
   env: NodeJS.ProcessEnv,
   config: SuperviseConfig,
   serverEnv: NodeJS.ProcessEnv,
   log: number,
-): Promise<
-  | { opencode: ReturnType<typeof spawn>; sandbox: { sandbox: Sandbox; id: string; check: SandboxCheck | null } | null }
-  | { problem: string }
-> {
+): Promise<{ opencode: ReturnType<typeof spawn>; sandbox: ServerSandboxRun | null } | { problem: string }> {
   const serve = { file: config.binary, args: ["serve", "--hostname", "127.0.0.1", "--port", String(config.port)] };
   const options = { cwd: config.dir, detached: true, stdio: ["ignore", "pipe", log] as ["ignore", "pipe", number] };
   if (!config.sandbox)
@@ -318,20 +363,26 @@ async function launchServe(
   });
   if ("problem" in opened) return { problem: opened.problem.message };
   const id = newCommandId();
-  const inner = { ...serve, args: ["serve", "--hostname", "127.0.0.1", "--port", String(INNER_PORT)] };
+  const guard = writeGuardPlugin();
+  const inner = serveReadingPassword(serve.file, ["serve", "--hostname", "127.0.0.1", "--port", String(INNER_PORT)]);
+  const innerEnv: NodeJS.ProcessEnv = {
+    ...serverEnv,
+    OPENCODE_CONFIG_CONTENT: withGuardPlugin(serverEnv.OPENCODE_CONFIG_CONTENT, guard.url),
+  };
+  delete innerEnv.OPENCODE_SERVER_PASSWORD;
   let launch: Awaited<ReturnType<Sandbox["wrap"]>>;
   try {
-    launch = await opened.sandbox.wrap({ ...inner, env: serverEnv as Record<string, string> }, id, {
+    launch = await opened.sandbox.wrap({ ...inner, env: innerEnv as Record<string, string> }, id, {
       port: INNER_PORT,
     });
   } catch (error) {
+    rmSync(guard.dir, { recursive: true, force: true });
     await opened.sandbox.close();
     return { problem: `--sandbox ${config.sandbox.mode} cannot be set up for a server: ${(error as Error).message}` };
   }
-  const opencode = spawn(launch.file, launch.args, {
-    ...options,
-    env: { ...launch.env, OPENCODE_SERVER_PASSWORD: config.password },
-  });
+  // The password reaches opencode alone, through its stdin (sandbox/server-guard.ts).
+  const opencode = spawn(launch.file, launch.args, { ...options, stdio: ["pipe", "pipe", log], env: launch.env });
+  opencode.stdin!.end(`${config.password}\n`);
   // The turns' --verify checks run in this sandbox too, started by the turns' own processes.
   let check: SandboxCheck | null = null;
   try {
@@ -340,7 +391,7 @@ async function launchServe(
   } catch {
     // A library release whose command cannot be reused: --verify on this server stays refused.
   }
-  return { opencode, sandbox: { sandbox: opened.sandbox, id, check } };
+  return { opencode, sandbox: { sandbox: opened.sandbox, id, check, guardDir: guard.dir } };
 }
 
 /**

@@ -48,6 +48,12 @@ afterAll(async () => {
   if (record) await killServer(record);
 });
 
+/** The `self-approve` agent on the server at serverUrl, whose API it looks for at api (HOST:PORT). */
+async function selfApprove(serverUrl: string, api: string, cwd = planted.workspace) {
+  const run = await e2e.run(["--attach", serverUrl, "--auto", `scenario:self-approve api=${api}`], { cwd });
+  return { run, output: toolOutput(run.events) };
+}
+
 async function attachTurn(args: string[], cwd = planted.workspace) {
   const marker = `escape-${secret().slice(0, 8)}`;
   hits.reset();
@@ -90,9 +96,8 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     const started = t.run.events[0];
     expect(started?.type === "run.started" && started.sandbox).toEqual(record.sandbox?.info);
     expect(t.run.result.sandbox).toMatchObject({ mode: "workspace-write", refused_connections: 2 });
-    // The known gap (docs/sandbox.md): opencode's tools inherit its environment, the server's
-    // password with it. oc-exec's own output never shows it.
-    expect(t.output).toContain("server password is [REDACTED]");
+    // opencode's tools inherit its environment, but the guard took the server's password out.
+    expect(t.output).toContain("server password is unset");
     expect(t.run.stdout + t.run.stderr).not.toContain(record.password);
   }, 90_000);
 
@@ -116,6 +121,22 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     expect(existsSync(join(planted.workspace, "..", "verify-escape.txt"))).toBe(false);
   }, 90_000);
 
+  it("a tool cannot learn the server's password, so it cannot approve a permission through the server's API", async () => {
+    // The API the tool sees: opencode's own port on the sandbox's loopback, past the bridge.
+    const t = await selfApprove(url, "127.0.0.1:4096");
+    expect(t.run.code).toBe(0);
+    expect(t.run.result).toMatchObject({ class: "success", text: "Tried the server's API." });
+    expect(t.output.trim().split("\n")).toEqual([
+      "no password found",
+      "opencode memory: refused",
+      "api sessions: HTTP 401",
+      "approve: no session of its own",
+    ]);
+    // No session of its own was made, so the model got no prompt but the turn's.
+    expect(e2e.requestsFor("scenario:tool")).toEqual([]);
+    expect(JSON.stringify(t.run.events)).not.toContain(record.password);
+  }, 90_000);
+
   it("a turn without --sandbox runs in the server's sandbox all the same, and says so", async () => {
     const t = await attachTurn([]);
     expect(t.run.code).toBe(0);
@@ -137,6 +158,22 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
       `the server at ${url} was started with no --allow-host, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`,
     );
   }, 90_000);
+});
+
+describe.skipIf(skip)("a sandboxed server whose password cannot be kept from its tools does not start", () => {
+  it("OPENCODE_PURE keeps opencode from loading the guard plugin: exit 5, no server left", async () => {
+    const dir = e2e.workspace();
+    const started = await e2e.runRaw(["server", "start", "--sandbox", "workspace-write", "--dir", dir], {
+      cwd: dir,
+      extraEnv: { OPENCODE_PURE: "1" },
+    });
+    expect(started.code).toBe(5);
+    expect(started.stdout).toBe("");
+    expect(started.stderr).toContain(
+      "--sandbox workspace-write cannot serve: opencode did not load oc-exec's guard plugin, which keeps the server's password from its tools",
+    );
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!).map((r) => r.url)).toEqual([url]);
+  }, 60_000);
 });
 
 describe.skipIf(skip)("a server without a sandbox: the same attacks succeed, and it cannot give one", () => {
@@ -167,6 +204,21 @@ describe.skipIf(skip)("a server without a sandbox: the same attacks succeed, and
       expect(refused.run.result.error?.name).toBe("SandboxMismatch");
       expect(refused.run.result.error?.message).toMatch(/runs without a sandbox oc-exec set up/);
       expect(e2e.requestsFor(refused.marker)).toEqual([]);
+
+      // Its tools inherit its password, and use the API with it: a session of their own, whose
+      // bash call needs approval, approved by the tool, and run.
+      const approved = await selfApprove(plain, new URL(plain).host, dir);
+      expect(approved.run.code).toBe(0);
+      const lines = approved.output.trim().split("\n");
+      // Whether a tool may read its parent's memory depends on the kernel's Yama setting here.
+      expect(lines[1]).toMatch(/^opencode memory: (readable|refused)$/);
+      expect(lines.filter((_, i) => i !== 1)).toEqual([
+        "found the password in environment",
+        "api sessions: HTTP 200",
+        "approve: HTTP 200",
+        "approved command ran: yes",
+      ]);
+      expect(e2e.requestsFor("scenario:tool").length).toBeGreaterThan(0);
     } finally {
       url = saved;
       for (const path of outside(e2e, dir)) rmSync(path, { force: true });
@@ -258,10 +310,14 @@ describe.skipIf(skip)("stopping a sandboxed server leaves nothing", () => {
   it("server stop ends opencode, its tools, the bridge and the proxy; the socket, the record and the refusals go", async () => {
     const socketDir = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").match(/oc-exec-sandbox-\w+/)?.[0];
     expect(socketDir).toBeDefined();
+    const guardDir = readFileSync(`/proc/${record.pid}/environ`, "utf8").match(/oc-exec-guard-\w+/)?.[0];
+    expect(guardDir).toBeDefined();
+    expect(existsSync(`/tmp/${guardDir}`)).toBe(true);
     const stopped = await e2e.runRaw(["server", "stop", url]);
     expect(stopped.code).toBe(0);
     await waitFor(() => processesWithHome(e2e.home.root).length === 0, 10_000, "the server's processes to end");
     expect(existsSync(`/tmp/${socketDir}`)).toBe(false);
+    expect(existsSync(`/tmp/${guardDir}`)).toBe(false);
     expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
     expect(existsSync(join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "servers", `${record.id}.refused`))).toBe(false);
   }, 60_000);
