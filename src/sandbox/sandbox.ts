@@ -5,11 +5,13 @@
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
+import { ownTempDir } from "../process/own-temp.js";
 import { withInboundBridge } from "./inbound.js";
 import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
 import { modelsNeeds } from "./providers.js";
@@ -98,7 +100,8 @@ export async function openSandbox(
   // Taken before the first await, so two runs starting at once cannot both set the library up.
   active = true;
   const { SandboxManager } = (await import("@anthropic-ai/sandbox-runtime")) as Library;
-  const tmp = mkdtempSync(join(tmpdir(), "oc-exec-sandbox-"));
+  await sweepDeadProxySockets();
+  const tmp = ownTempDir("sandbox");
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -189,6 +192,37 @@ export async function openSandbox(
       },
     },
   };
+}
+
+/**
+ * The library's proxy sockets (`claude-http-*.sock`, `claude-socks-*.sock` in the temporary
+ * directory) outlive a process killed outright. One that nobody listens on any more (connecting
+ * is refused) is removed; one that answers belongs to a live sandbox, ours or another program's.
+ */
+async function sweepDeadProxySockets(): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir()).filter((n) => /^claude-(http|socks)-[\w-]+\.sock$/.test(n));
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(
+      (name) =>
+        new Promise<void>((resolve) => {
+          const path = join(tmpdir(), name);
+          const socket = connect({ path });
+          socket.once("connect", () => {
+            socket.destroy();
+            resolve();
+          });
+          socket.once("error", (error: NodeJS.ErrnoException) => {
+            if (error.code === "ECONNREFUSED") rmSync(path, { force: true });
+            resolve();
+          });
+        }),
+    ),
+  );
 }
 
 /**

@@ -13,11 +13,11 @@
 //     just before it becomes opencode.
 // The plugin reports on opencode's stdout; the supervisor reads that report before the server is
 // ready and refuses to serve (fails closed) when the password could not be protected.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isObj } from "../opencode/config-content.js";
+import { ownTempDir } from "../process/own-temp.js";
 
 /** What the plugin found, in the line it prints. */
 export type GuardReport = {
@@ -78,7 +78,7 @@ export const OcExecGuard = async () => ({});
  * and the directory to remove with the server.
  */
 export function writeGuardPlugin(): { url: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), "oc-exec-guard-"));
+  const dir = ownTempDir("guard");
   const file = join(dir, "oc-exec-guard.js");
   writeFileSync(file, PLUGIN_SOURCE, { mode: 0o444 });
   return { url: pathToFileURL(file).href, dir };

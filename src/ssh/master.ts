@@ -1,35 +1,20 @@
 // The master connection of a run (ControlMaster): authenticated once, shared by every ssh command
 // of the run, ended with it. No ControlPersist: nothing of it outlives the process that made it.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import type { LaunchProblem } from "../backend/backend.js";
 import { runSideCommand } from "../opencode/side-command.js";
 import { guardMark } from "../process/orphan-guard.js";
-import { isAlive } from "../server/registry.js";
+import { ownTempDir } from "../process/own-temp.js";
 import { exitMasterArgs, masterArgs, type SshArgsInput, sshFailure } from "./ssh-args.js";
 
 export const SSH = "ssh";
-
-const CONTROL_PREFIX = "oc-exec-ssh-";
 
 /**
  * A private directory for the run's control socket, named for this process; those of processes
  * that are gone (killed outright, so they could not clean up) are removed on the way.
  */
-export function makeControlDir(): string {
-  const root = tmpdir();
-  try {
-    for (const name of readdirSync(root)) {
-      const pid = /^oc-exec-ssh-(\d+)-/.exec(name)?.[1];
-      if (pid && !isAlive(Number(pid))) rmSync(join(root, name), { recursive: true, force: true });
-    }
-  } catch {
-    // An unreadable temporary directory: nothing to sweep.
-  }
-  return mkdtempSync(join(root, `${CONTROL_PREFIX}${process.pid}-`));
-}
+export const makeControlDir = (): string => ownTempDir("ssh");
 
 /** A wait that does not keep the process alive on its own. */
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());

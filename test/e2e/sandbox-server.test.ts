@@ -3,7 +3,7 @@
 // same prompt-injected agent as test/e2e/sandbox.test.ts attacks it through --attach; a turn
 // that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
 // stopping the server leaves no process, socket or record.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedServer } from "../../src/server/registry.js";
@@ -306,11 +306,46 @@ describe.skipIf(skip)("docs/sandbox.md's server example, as written, with the re
   );
 });
 
+/** Processes whose command line names this path. */
+const holding = (path: string) =>
+  readdirSync("/proc").filter((p) => {
+    try {
+      return /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(path);
+    } catch {
+      return false;
+    }
+  });
+
+describe.skipIf(skip)("a sandboxed server killed outright", () => {
+  it("leaves its temporary files, and the next sandbox on the machine removes them", async () => {
+    const dir = e2e.workspace();
+    const started = await e2e.runRaw(["server", "start", "--sandbox", "workspace-write", "--dir", dir], { cwd: dir });
+    expect(started.code).toBe(0);
+    const killed = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === started.stdout.trim())!;
+    const cmdline = readFileSync(`/proc/${killed.pid}/cmdline`, "utf8");
+    const left = [
+      cmdline.match(/\/tmp\/oc-exec-sandbox-[\w-]+/)?.[0],
+      readFileSync(`/proc/${killed.pid}/environ`, "utf8").match(/\/tmp\/oc-exec-guard-[\w-]+/)?.[0],
+      cmdline.match(/\/tmp\/claude-http-[\w-]+\.sock/)?.[0],
+    ];
+    expect(left.filter((path) => path === undefined)).toEqual([]);
+    await killServer(killed);
+    // The orphan watcher ends the proxy's bridges too; then nothing holds the sockets.
+    await waitFor(() => left.every((path) => holding(path!).length === 0), 10_000, "the bridges to end");
+    for (const path of left) expect(existsSync(path!), path).toBe(true);
+
+    const turn = await e2e.run(["--sandbox", "workspace-write", "scenario:plain"], { cwd: dir });
+    expect(turn.code).toBe(0);
+    for (const path of left) expect(existsSync(path!), path).toBe(false);
+    rmSync(join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "servers", `${killed.id}.json`), { force: true });
+  }, 90_000);
+});
+
 describe.skipIf(skip)("stopping a sandboxed server leaves nothing", () => {
   it("server stop ends opencode, its tools, the bridge and the proxy; the socket, the record and the refusals go", async () => {
-    const socketDir = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").match(/oc-exec-sandbox-\w+/)?.[0];
+    const socketDir = readFileSync(`/proc/${record.pid}/cmdline`, "utf8").match(/oc-exec-sandbox-[\w-]+/)?.[0];
     expect(socketDir).toBeDefined();
-    const guardDir = readFileSync(`/proc/${record.pid}/environ`, "utf8").match(/oc-exec-guard-\w+/)?.[0];
+    const guardDir = readFileSync(`/proc/${record.pid}/environ`, "utf8").match(/oc-exec-guard-[\w-]+/)?.[0];
     expect(guardDir).toBeDefined();
     expect(existsSync(`/tmp/${guardDir}`)).toBe(true);
     const stopped = await e2e.runRaw(["server", "stop", url]);

@@ -53,7 +53,7 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
     expect(t.output).toContain("server password is unset");
     // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
-    const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-\w+)$/m.exec(t.output)?.[1];
+    const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-[\w-]+)$/m.exec(t.output)?.[1];
     expect(tmp).toBeDefined();
     expect(existsSync(tmp!)).toBe(false);
     for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
