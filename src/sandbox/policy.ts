@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
 import { registryDir } from "../server/registry.js";
 import { xdgHome } from "../xdg.js";
+import type { ProviderCredential } from "./providers.js";
 
 export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -65,7 +66,15 @@ export type SandboxLayout = {
   /** The private temporary directory (TMPDIR inside). */
   tmp: string;
   hosts: string[];
+  /**
+   * The providers' credential variables set in the environment: the sandbox sees a stand-in for
+   * each, and the proxy puts the real value into requests to that provider's hosts only.
+   */
+  masked: readonly ProviderCredential[];
 };
+
+/** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
+const hostName = (entry: string) => entry.replace(/:\d+$/, "");
 
 /** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
 export function runtimeConfig(layout: SandboxLayout) {
@@ -73,8 +82,37 @@ export function runtimeConfig(layout: SandboxLayout) {
   const home = env.HOME || homedir();
   const dirs = opencodeDirs(env);
   const workspaceWrite = spec.mode === "workspace-write";
+  const allowedDomains = [...new Set([...layout.hosts, ...spec.allowHosts])];
+  // A stand-in sent over TLS can only be swapped by a proxy that terminates it: the proxy does so
+  // for the hosts of masked credentials, with a CA of its own that the sandbox trusts, and only
+  // for them (every other allowed host keeps its own certificate, end to end).
+  const terminated = new Set(layout.masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName)));
   return {
-    network: { allowedDomains: [...new Set([...layout.hosts, ...spec.allowHosts])], deniedDomains: [] },
+    network: {
+      allowedDomains,
+      deniedDomains: [],
+      ...(terminated.size > 0
+        ? {
+            tlsTerminate: {
+              excludeDomains: [...new Set(allowedDomains.map(hostName))].filter((h) => !terminated.has(h)),
+            },
+          }
+        : {}),
+    },
+    ...(layout.masked.length > 0
+      ? {
+          credentials: {
+            // A provider on plain HTTP (a local gateway) gets its key in the clear whoever adds it;
+            // the library adds it to plaintext requests only when told so.
+            ...(layout.masked.some((c) => !c.tls) ? { allowPlaintextInject: true } : {}),
+            envVars: layout.masked.map((c) => ({
+              name: c.name,
+              mode: "mask" as const,
+              injectHosts: [...new Set(c.hosts.map(hostName))],
+            })),
+          },
+        }
+      : {}),
     filesystem: {
       // oc-exec's own state, where its server records keep the URLs and passwords of its servers.
       denyRead: [...SECRET_STORES.map((p) => join(home, p)), dirname(registryDir(env))],

@@ -34,11 +34,18 @@ export function hostOfUrl(url: string): string | null {
   }
 }
 
+export type ProviderCredential = { name: string; hosts: string[]; tls: boolean };
+
 export type ProviderNeeds = {
   /** host:port entries, sorted, without duplicates. */
   hosts: string[];
   /** Variables that hold the providers' keys (named in the table or as {env:NAME} in the config). */
   credentialVars: string[];
+  /**
+   * Each credential variable with the hosts of its provider (where the proxy may put its real
+   * value) and whether any of them speaks TLS (the proxy must terminate it to do so).
+   */
+  credentials: ProviderCredential[];
   /** What the configuration does not say (a model without a provider, a provider with no known host). */
   problems: string[];
 };
@@ -56,6 +63,7 @@ function last<T>(sources: ConfigSource[], pick: (s: ConfigSource) => T | undefin
 export function providerNeeds(sources: ConfigSource[], model: string | null): ProviderNeeds {
   const hosts = new Set<string>();
   const vars = new Set<string>();
+  const credentials: ProviderCredential[] = [];
   const problems: string[] = [];
   const chosen = model ?? last(sources, (s) => (typeof s.config.model === "string" ? s.config.model : undefined));
   const small = last(sources, (s) => (typeof s.config.small_model === "string" ? s.config.small_model : undefined));
@@ -72,12 +80,18 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
     const apiKey = last(sources, (s) =>
       typeof options(s)?.apiKey === "string" ? (options(s)!.apiKey as string) : undefined,
     );
-    for (const m of (apiKey ?? "").matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)) vars.add(m[1]!);
-    for (const name of KNOWN_PROVIDERS[id]?.env ?? []) vars.add(name);
+    const names = [
+      ...[...(apiKey ?? "").matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!),
+      ...(KNOWN_PROVIDERS[id]?.env ?? []),
+    ];
+    for (const name of names) vars.add(name);
     const host = baseURL ? hostOfUrl(baseURL) : null;
-    if (host) hosts.add(host);
-    else if (KNOWN_PROVIDERS[id]) for (const h of KNOWN_PROVIDERS[id].hosts) hosts.add(h);
-    else
+    const own = host ? [host] : (KNOWN_PROVIDERS[id]?.hosts ?? []);
+    for (const h of own) hosts.add(h);
+    // The known providers' hosts are all https.
+    const tls = host ? baseURL!.startsWith("https:") : own.length > 0;
+    for (const name of names) credentials.push({ name, hosts: own, tls });
+    if (own.length === 0)
       problems.push(
         `provider ${id} has no baseURL in opencode's configuration and is not one oc-exec knows the host of: name its host with --allow-host HOST[:PORT]`,
       );
@@ -88,7 +102,12 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
         const host = hostOfUrl(server.url);
         if (host) hosts.add(host);
       }
-  return { hosts: [...hosts].sort(), credentialVars: [...vars].sort(), problems };
+  return {
+    hosts: [...hosts].sort(),
+    credentialVars: [...vars].sort(),
+    credentials: mergeCredentials(credentials),
+    problems,
+  };
 }
 
 /** What a sandbox that runs turns of several models needs: each model's providers, together. */
@@ -98,6 +117,20 @@ export function modelsNeeds(sources: ConfigSource[], models: readonly (string | 
   return {
     hosts: union((n) => n.hosts),
     credentialVars: union((n) => n.credentialVars),
+    credentials: mergeCredentials(each.flatMap((n) => n.credentials)),
     problems: [...new Set(each.flatMap((n) => n.problems))],
   };
+}
+
+/** One entry per variable: the hosts of every provider that reads it, TLS if any of them is. */
+function mergeCredentials(list: ProviderCredential[]): ProviderCredential[] {
+  const byName = new Map<string, ProviderCredential>();
+  for (const c of list) {
+    const seen = byName.get(c.name);
+    byName.set(
+      c.name,
+      seen ? { name: c.name, hosts: [...new Set([...seen.hosts, ...c.hosts])].sort(), tls: seen.tls || c.tls } : c,
+    );
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
+import { isAlive } from "../server/registry.js";
 import { withInboundBridge } from "./inbound.js";
 import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
 import { modelsNeeds } from "./providers.js";
@@ -65,13 +66,26 @@ export async function sandboxUnavailable(env: NodeJS.ProcessEnv): Promise<string
 }
 
 /** The library reads PATH from oc-exec's own environment; the run's environment is what counts. */
-async function withPath<T>(env: NodeJS.ProcessEnv, f: () => T | Promise<T>): Promise<T> {
-  const saved = process.env.PATH;
-  process.env.PATH = env.PATH ?? saved;
+const withPath = <T>(env: NodeJS.ProcessEnv, f: () => T | Promise<T>) => withHostEnv(env, [], f);
+
+/**
+ * The library reads PATH and the masked credentials' real values from oc-exec's own environment:
+ * the run's values are put there while it does, and the process's own put back after.
+ */
+async function withHostEnv<T>(env: NodeJS.ProcessEnv, names: string[], f: () => T | Promise<T>): Promise<T> {
+  const saved = new Map(["PATH", ...names].map((name) => [name, process.env[name]]));
+  for (const name of saved.keys()) {
+    const value = name === "PATH" ? (env.PATH ?? saved.get("PATH")) : env[name];
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
   try {
     return await f();
   } finally {
-    process.env.PATH = saved;
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 }
 
@@ -102,6 +116,9 @@ export async function openSandbox(
   const { SandboxManager } = (await import("@anthropic-ai/sandbox-runtime")) as Library;
   await sweepDeadProxySockets();
   const tmp = ownTempDir("sandbox");
+  // The providers' keys set here never enter the sandbox: it gets a stand-in for each (Linux; the
+  // library reads the real values from this process's environment, hostEnv below).
+  const masked = process.platform === "linux" ? needs.credentials.filter((c) => context.env[c.name]) : [];
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -109,10 +126,19 @@ export async function openSandbox(
     tmp,
     hosts: needs.hosts,
     exists: existsSync,
+    masked,
   });
+  const hostEnv = <T>(f: () => T | Promise<T>) =>
+    withHostEnv(
+      context.env,
+      masked.map((c) => c.name),
+      f,
+    );
+  // Passed as is only when not masked; the library sets the stand-in inside.
+  const credentialVars = needs.credentialVars.filter((name) => !masked.some((c) => c.name === name));
   try {
     prepareOpencodeDirs(context.env, context.workspace);
-    await withPath(context.env, () => SandboxManager.initialize(config));
+    await hostEnv(() => SandboxManager.initialize(config));
   } catch (error) {
     active = false;
     rmSync(tmp, { recursive: true, force: true });
@@ -155,7 +181,7 @@ export async function openSandbox(
         ]
           .map(shellQuote)
           .join(" ");
-        const wrapped = await withPath(context.env, () =>
+        const wrapped = await hostEnv(() =>
           SandboxManager.wrapWithSandboxArgv(inner, undefined, undefined, undefined, undefined, { commandId: id }),
         );
         const argv = [...wrapped.argv];
@@ -168,7 +194,7 @@ export async function openSandbox(
         return {
           file: argv[0]!,
           args: argv.slice(1),
-          env: sandboxEnv(command.env, { credentialVars: needs.credentialVars, passEnv: spec.passEnv, tmp }),
+          env: sandboxEnv(command.env, { credentialVars, passEnv: spec.passEnv, tmp }),
         };
       },
       refused: refusedTo,
@@ -195,17 +221,23 @@ export async function openSandbox(
 }
 
 /**
- * The library's proxy sockets (`claude-http-*.sock`, `claude-socks-*.sock` in the temporary
- * directory) outlive a process killed outright. One that nobody listens on any more (connecting
- * is refused) is removed; one that answers belongs to a live sandbox, ours or another program's.
+ * The library's proxy sockets in the temporary directory outlive a process killed outright.
+ * `srt-mux-PID-N.sock` name their process: removed when it is gone. `claude-http-*.sock` (and
+ * `claude-socks-*`) do not: removed when nobody listens any more (connecting is refused); one that
+ * answers belongs to a live sandbox, ours or another program's.
  */
 async function sweepDeadProxySockets(): Promise<void> {
   let names: string[];
   try {
-    names = readdirSync(tmpdir()).filter((n) => /^claude-(http|socks)-[\w-]+\.sock$/.test(n));
+    names = readdirSync(tmpdir());
   } catch {
     return;
   }
+  for (const name of names) {
+    const pid = /^srt-mux-(\d+)-\w+\.sock$/.exec(name)?.[1];
+    if (pid && !isAlive(Number(pid))) rmSync(join(tmpdir(), name), { force: true });
+  }
+  names = names.filter((n) => /^claude-(http|socks)-[\w-]+\.sock$/.test(n));
   await Promise.all(
     names.map(
       (name) =>

@@ -13,7 +13,8 @@ export type ChatRequest = {
   tools?: { function?: { name?: string } }[];
 };
 
-export type RecordedRequest = { scenario: string; body: ChatRequest; userText: string };
+/** A request as the server received it; `authorization` is its header (the key opencode sent). */
+export type RecordedRequest = { scenario: string; body: ChatRequest; userText: string; authorization: string | null };
 
 type ToolCall = { name: string; args: Record<string, unknown> };
 /** What the server does for one request. */
@@ -373,7 +374,12 @@ export async function startModelServer(
       return;
     }
     const body = JSON.parse(await readBody(req)) as ChatRequest;
-    requests.push({ scenario: scenarioOf(body), body, userText: firstUserText(body) });
+    requests.push({
+      scenario: scenarioOf(body),
+      body,
+      userText: firstUserText(body),
+      authorization: req.headers.authorization ?? null,
+    });
     const reply = script(body, requests);
     const id = `chatcmpl-${++seq}`;
     if (reply.kind === "http") {

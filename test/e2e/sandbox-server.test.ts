@@ -327,7 +327,12 @@ describe.skipIf(skip)("a sandboxed server killed outright", () => {
       cmdline.match(/\/tmp\/oc-exec-sandbox-[\w-]+/)?.[0],
       readFileSync(`/proc/${killed.pid}/environ`, "utf8").match(/\/tmp\/oc-exec-guard-[\w-]+/)?.[0],
       cmdline.match(/\/tmp\/claude-http-[\w-]+\.sock/)?.[0],
+      // The library's own socket, named for the supervisor.
+      ...readdirSync("/tmp")
+        .filter((n) => n.startsWith(`srt-mux-${killed.supervisor_pid}-`))
+        .map((n) => `/tmp/${n}`),
     ];
+    expect(left).toHaveLength(4);
     expect(left.filter((path) => path === undefined)).toEqual([]);
     await killServer(killed);
     // The orphan watcher ends the proxy's bridges too; then nothing holds the sockets.

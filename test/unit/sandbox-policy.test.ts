@@ -11,7 +11,7 @@ import {
   sandboxEnv,
   serverSandboxProblem,
 } from "../../src/sandbox/policy.js";
-import { hostOfUrl, KNOWN_PROVIDERS, providerNeeds } from "../../src/sandbox/providers.js";
+import { hostOfUrl, KNOWN_PROVIDERS, type ProviderCredential, providerNeeds } from "../../src/sandbox/providers.js";
 
 const src = (config: ConfigSource["config"], source = "OPENCODE_CONFIG_CONTENT"): ConfigSource => ({ source, config });
 
@@ -26,7 +26,12 @@ describe("which hosts a sandboxed turn may reach", () => {
       ],
       null,
     );
-    expect(needs).toEqual({ hosts: ["127.0.0.1:4000"], credentialVars: ["GATEWAY_KEY"], problems: [] });
+    expect(needs).toEqual({
+      hosts: ["127.0.0.1:4000"],
+      credentialVars: ["GATEWAY_KEY"],
+      credentials: [{ name: "GATEWAY_KEY", hosts: ["127.0.0.1:4000"], tls: false }],
+      problems: [],
+    });
   });
 
   it("a built-in provider from the table; small_model's provider and remote MCP servers too; the last source wins", () => {
@@ -43,6 +48,11 @@ describe("which hosts a sandboxed turn may reach", () => {
     );
     expect(needs.hosts).toEqual(["api.anthropic.com:443", "gateway.example:8443", "mcp.example:443"]);
     expect(needs.credentialVars).toEqual(["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]);
+    // Each key goes to its own provider's hosts only.
+    expect(needs.credentials).toEqual([
+      { name: "ANTHROPIC_API_KEY", hosts: ["api.anthropic.com:443"], tls: true },
+      { name: "OPENAI_API_KEY", hosts: ["gateway.example:8443"], tls: true },
+    ]);
     expect(needs.problems).toEqual([]);
   });
 
@@ -73,8 +83,37 @@ describe("what the sandbox lets a turn read and write", () => {
       env,
       tmp: "/tmp/oc-exec-sandbox-x",
       hosts: ["api.anthropic.com:443"],
+      masked: [],
       exists,
     });
+
+  it("a provider's key set in the environment is masked: a stand-in inside, the real value only to its hosts", () => {
+    const config = (masked: ProviderCredential[]) =>
+      runtimeConfig({
+        spec: { mode: "workspace-write", writable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+        workspace: "/work/repo",
+        env,
+        tmp: "/tmp/s",
+        hosts: ["api.anthropic.com:443", "127.0.0.1:4000"],
+        masked,
+        exists: () => false,
+      });
+    expect(config([])).not.toHaveProperty("credentials");
+    expect(config([]).network).not.toHaveProperty("tlsTerminate");
+    // Plain HTTP: the proxy swaps the stand-in in the request as it passes; nothing to terminate.
+    const plain = config([{ name: "GATEWAY_KEY", hosts: ["127.0.0.1:4000"], tls: false }]);
+    expect(plain.credentials).toEqual({
+      allowPlaintextInject: true,
+      envVars: [{ name: "GATEWAY_KEY", mode: "mask", injectHosts: ["127.0.0.1"] }],
+    });
+    expect(plain.network).not.toHaveProperty("tlsTerminate");
+    // TLS: terminated for the provider's host only; every other allowed host keeps its certificate.
+    const tls = config([{ name: "ANTHROPIC_API_KEY", hosts: ["api.anthropic.com:443"], tls: true }]);
+    expect(tls.credentials).toEqual({
+      envVars: [{ name: "ANTHROPIC_API_KEY", mode: "mask", injectHosts: ["api.anthropic.com"] }],
+    });
+    expect(tls.network.tlsTerminate).toEqual({ excludeDomains: ["127.0.0.1", "registry.npmjs.org"] });
+  });
 
   it("no secret store nor oc-exec's server records are readable", () => {
     expect(layout("workspace-write").filesystem.denyRead).toEqual([
