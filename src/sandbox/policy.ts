@@ -71,6 +71,8 @@ export type SandboxLayout = {
    * each, and the proxy puts the real value into requests to that provider's hosts only.
    */
   masked: readonly ProviderCredential[];
+  /** The CA the proxy terminates TLS with (made once, kept outside every sandbox), when it must. */
+  ca: { certPath: string; keyPath: string } | null;
 };
 
 /** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
@@ -94,6 +96,7 @@ export function runtimeConfig(layout: SandboxLayout) {
       ...(terminated.size > 0
         ? {
             tlsTerminate: {
+              ...(layout.ca ? { caCertPath: layout.ca.certPath, caKeyPath: layout.ca.keyPath } : {}),
               excludeDomains: [...new Set(allowedDomains.map(hostName))].filter((h) => !terminated.has(h)),
             },
           }

@@ -3,11 +3,7 @@
 // prints secret variables and reaches a canary server by curl, raw TCP and a DNS name), with --auto
 // so that opencode's own external_directory rule approves and the sandbox is what refuses. Each
 // attack is shown succeeding without the sandbox in the same file.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { request as httpRequest } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
@@ -23,6 +19,7 @@ import {
   useCanary,
 } from "../support/escape.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
+import { keyedProvider, tlsFront } from "../support/tls-front.js";
 
 const e2e = useE2E();
 const { unavailable, skip } = await sandboxSkip("sandbox tests (test/e2e/sandbox.test.ts)");
@@ -100,41 +97,6 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
   }, 60_000);
 });
 
-/** A TLS front for the scripted model server, with a self-signed certificate for 127.0.0.1. */
-async function tlsFront(upstream: string): Promise<{ url: string; ca: string; close(): void }> {
-  const dir = mkdtempSync(join(e2e.home.root, "tls-"));
-  const [key, cert] = [join(dir, "key.pem"), join(dir, "cert.pem")];
-  // biome-ignore format: the openssl command line reads best on one line
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
-  const up = new URL(upstream);
-  const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
-    const forward = httpRequest(
-      { host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `https://127.0.0.1:${port}${up.pathname}`, ca: cert, close: () => server.close() };
-}
-
-/** The scripted provider at baseURL, its key read from OC_TEST_PROVIDER_KEY. */
-const keyedProvider = (baseURL: string) =>
-  JSON.stringify({
-    provider: {
-      fake: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL, apiKey: "{env:OC_TEST_PROVIDER_KEY}" },
-        models: { "fake-model": { name: "Scripted" } },
-      },
-    },
-    model: "fake/fake-model",
-  });
-
 /** A turn whose bash call writes its environment into the workspace; what the provider got. */
 async function keyProbe(args: string[], env: Record<string, string>) {
   const key = secret();
@@ -170,7 +132,7 @@ describe.skipIf(skip)("the provider's key never enters the sandbox (credential m
   }, 90_000);
 
   it("an HTTPS provider: the proxy terminates TLS for it (opencode trusts the sandbox's CA) and puts the real key in", async () => {
-    const front = await tlsFront(e2e.server.url);
+    const front = await tlsFront(e2e.server.url, e2e.home.root);
     try {
       // NODE_EXTRA_CA_CERTS: how the provider's own certificate is trusted, here and by the proxy.
       const env = { OPENCODE_CONFIG_CONTENT: keyedProvider(front.url), NODE_EXTRA_CA_CERTS: front.ca };
@@ -182,6 +144,14 @@ describe.skipIf(skip)("the provider's key never enters the sandbox (credential m
       // Inside, TLS clients trust the sandbox's own CA, not the provider's certificate.
       expect(/^NODE_EXTRA_CA_CERTS=(.*)$/m.exec(boxed.probe)?.[1]).not.toBe(front.ca);
       expect(boxed.sent).toEqual([`Bearer ${boxed.key}`, `Bearer ${boxed.key}`]);
+      // The proxy's CA is kept where no sandbox can read it (oc-exec's state directory), made once.
+      const caKey = join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "sandbox-ca", "ca.key");
+      expect(statSync(caKey).mode & 0o777).toBe(0o600);
+      const made = statSync(caKey).mtimeMs;
+      const again = await keyProbe(["--sandbox", "workspace-write"], env);
+      expect(again.run.code).toBe(0);
+      expect(again.sent).toEqual([`Bearer ${again.key}`, `Bearer ${again.key}`]);
+      expect(statSync(caKey).mtimeMs).toBe(made);
     } finally {
       front.close();
     }

@@ -84,6 +84,7 @@ describe("what the sandbox lets a turn read and write", () => {
       tmp: "/tmp/oc-exec-sandbox-x",
       hosts: ["api.anthropic.com:443"],
       masked: [],
+      ca: null,
       exists,
     });
 
@@ -96,6 +97,7 @@ describe("what the sandbox lets a turn read and write", () => {
         tmp: "/tmp/s",
         hosts: ["api.anthropic.com:443", "127.0.0.1:4000"],
         masked,
+        ca: { certPath: "/state/ca.crt", keyPath: "/state/ca.key" },
         exists: () => false,
       });
     expect(config([])).not.toHaveProperty("credentials");
@@ -112,7 +114,11 @@ describe("what the sandbox lets a turn read and write", () => {
     expect(tls.credentials).toEqual({
       envVars: [{ name: "ANTHROPIC_API_KEY", mode: "mask", injectHosts: ["api.anthropic.com"] }],
     });
-    expect(tls.network.tlsTerminate).toEqual({ excludeDomains: ["127.0.0.1", "registry.npmjs.org"] });
+    expect(tls.network.tlsTerminate).toEqual({
+      caCertPath: "/state/ca.crt",
+      caKeyPath: "/state/ca.key",
+      excludeDomains: ["127.0.0.1", "registry.npmjs.org"],
+    });
   });
 
   it("no secret store nor oc-exec's server records are readable", () => {
