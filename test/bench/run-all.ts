@@ -528,7 +528,7 @@ async function sandboxBench(): Promise<void> {
   const server = await startModelServer();
   const home = makeHermeticHome(server.url);
   const env = { ...home.env };
-  const turn = (sandboxed: boolean) =>
+  const turn = (turnEnv: NodeJS.ProcessEnv) => (sandboxed: boolean) =>
     measure(
       process.execPath,
       [
@@ -540,65 +540,41 @@ async function sandboxBench(): Promise<void> {
         home.workspace,
         "scenario:tool x",
       ],
-      { env },
+      { env: turnEnv },
     );
-  await turn(false);
-  await turn(true);
-  const bare: number[] = [];
-  const boxed: number[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    // Alternate which goes first, so neither always runs on a warmer machine.
-    const [a, b] = i % 2 ? [await turn(true), await turn(false)] : [null, null];
-    const plain = b ?? (await turn(false));
-    const sand = a ?? (await turn(true));
-    bare.push(plain.ms);
-    boxed.push(sand.ms);
-    ratios.push(sand.ms / plain.ms);
-  }
+  /** A warm-up of each, then `pairs` pairs, alternating which goes first (neither always runs on a warmer machine). */
+  const sandboxPairs = async (run: (sandboxed: boolean) => Promise<{ ms: number }>) => {
+    await run(false);
+    await run(true);
+    const bare: number[] = [];
+    const boxed: number[] = [];
+    const ratios: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const [a, b] = i % 2 ? [await run(true), await run(false)] : [null, null];
+      const plain = b ?? (await run(false));
+      const sand = a ?? (await run(true));
+      bare.push(plain.ms);
+      boxed.push(sand.ms);
+      ratios.push(sand.ms / plain.ms);
+    }
+    out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
+    out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
+  };
   out("sandbox: a tool turn with --sandbox workspace-write against the same turn without");
-  out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
-  out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
+  await sandboxPairs(turn(env));
   // The provider over HTTPS with its key in a variable: sandboxed, the key is masked, so the proxy
   // terminates TLS for the provider and puts the key in; without, opencode talks TLS to it directly.
   const front = await tlsFront(server.url, home.root);
-  const keyedEnv = {
-    ...env,
-    OPENCODE_CONFIG_CONTENT: keyedProvider(front.url),
-    OC_TEST_PROVIDER_KEY: "bench-key-0123456789",
-    NODE_EXTRA_CA_CERTS: front.ca,
-  };
-  const keyed = (sandboxed: boolean) =>
-    measure(
-      process.execPath,
-      [
-        BIN,
-        "-q",
-        "--auto",
-        ...(sandboxed ? ["--sandbox", "workspace-write"] : []),
-        "--dir",
-        home.workspace,
-        "scenario:tool x",
-      ],
-      { env: keyedEnv },
-    );
-  await keyed(false);
-  await keyed(true);
-  const maskedBare: number[] = [];
-  const maskedBoxed: number[] = [];
-  const maskedRatios: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    const [a, b] = i % 2 ? [await keyed(true), await keyed(false)] : [null, null];
-    const plain = b ?? (await keyed(false));
-    const sand = a ?? (await keyed(true));
-    maskedBare.push(plain.ms);
-    maskedBoxed.push(sand.ms);
-    maskedRatios.push(sand.ms / plain.ms);
-  }
-  front.close();
   out("  the provider over HTTPS, its key in a variable (sandboxed: masked, TLS terminated by the proxy)");
-  out(`  without ${f(median(maskedBare), 0)} ms, sandboxed ${f(median(maskedBoxed), 0)} ms (medians of ${pairs})`);
-  out(`  ratio sandboxed / without  ${f(median(maskedRatios), 3)} median of pair ratios   (target <= 1.10)`);
+  await sandboxPairs(
+    turn({
+      ...env,
+      OPENCODE_CONFIG_CONTENT: keyedProvider(front.url),
+      OC_TEST_PROVIDER_KEY: "bench-key-0123456789",
+      NODE_EXTRA_CA_CERTS: front.ca,
+    }),
+  );
+  front.close();
   // Warm: the same tool turn through --attach on a server started with --sandbox workspace-write,
   // against one started without (each request crosses the inbound bridge; each model call the proxy).
   const start = async (sandboxed: boolean) => {
