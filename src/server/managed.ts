@@ -213,24 +213,28 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   opencode.once("exit", () => {
     exited = true;
   });
-  // A sandboxed server's guard plugin reports on the same stdout (sandbox/server-guard.ts).
+  // opencode's stdout, a line at a time until the server is ready: the line that says where it
+  // listens, and a sandboxed server's guard report (sandbox/server-guard.ts). Only the unfinished
+  // last line is kept, and nothing once the server serves (watch() drains the stream).
   let guardReport: GuardReport | null = null;
-  let stdoutText = "";
-  opencode.stdout!.on("data", (chunk: Buffer) => {
-    stdoutText += chunk.toString();
-    for (const line of stdoutText.split("\n")) guardReport ??= parseGuardReport(line);
-  });
+  let onListening = (_url: string) => {};
+  let partial = "";
+  const readLines = (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      guardReport ??= parseGuardReport(line);
+      const match = /listening on (https?:\/\/\S+)/.exec(line);
+      if (match) onListening(match[1]!.replace(/\/$/, ""));
+    }
+  };
+  opencode.stdout!.on("data", readLines);
   const listening = await new Promise<string | null>((resolve) => {
-    let seen = "";
     const timer = setTimeout(() => resolve(null), config.startTimeoutMs);
-    opencode.stdout!.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (https?:\/\/\S+)/.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!.replace(/\/$/, ""));
-      }
-    });
+    onListening = (found) => {
+      clearTimeout(timer);
+      resolve(found);
+    };
     opencode.once("exit", () => {
       clearTimeout(timer);
       resolve(null);
@@ -285,6 +289,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
       return EXIT_CODES.config_error;
     }
   }
+  opencode.stdout!.off("data", readLines);
   const record: ManagedServer = {
     id: config.id,
     url,
