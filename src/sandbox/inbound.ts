@@ -2,7 +2,7 @@
 // loopback and no inbound path, and its seccomp filter forbids the unix sockets a bridge would use,
 // so the bridge is started inside the namespace before that filter applies: a socat that listens
 // on a unix socket in the sandbox's private temporary directory (a path the host sees too) and
-// connects to the server's port on the namespace's loopback. On the host, a TCP listener on
+// connects to the server's port on the namespace's loopback, with TCP_NODELAY (relays.ts). On the host, a TCP listener on
 // 127.0.0.1 forwards each connection to that socket, so clients see an ordinary local URL.
 //
 // The tools opencode runs start after the filter: they cannot open the socket. They share the
@@ -25,7 +25,7 @@ export function withInboundBridge(command: string, socket: string, port: number)
   const rest = command.slice(at + 4);
   const shell = /^(\/\S+) -c /.exec(rest)?.[1];
   if (!shell) return null;
-  const bridge = `socat UNIX-LISTEN:${socket},fork,mode=600 TCP:127.0.0.1:${port} >/dev/null 2>&1 & exec "$0" "$@"`;
+  const bridge = `socat UNIX-LISTEN:${socket},fork,mode=600 TCP:127.0.0.1:${port},nodelay >/dev/null 2>&1 & exec "$0" "$@"`;
   return `${command.slice(0, at + 4)}${shell} -c ${shellQuote(bridge)} ${rest}`;
 }
 
@@ -33,6 +33,8 @@ export function withInboundBridge(command: string, socket: string, port: number)
 export function forwardToSocket(socket: string, port: number): Promise<{ port: number; close(): void }> {
   return new Promise((resolve, reject) => {
     const server: Server = createServer((client) => {
+      // Without Nagle's algorithm, as the bridge's socat inside (relays.ts says why).
+      client.setNoDelay(true);
       const inner = connect({ path: socket });
       client.pipe(inner).pipe(client);
       const end = () => {

@@ -73,6 +73,8 @@ export type SandboxLayout = {
   masked: readonly ProviderCredential[];
   /** The CA the proxy terminates TLS with (made once, kept outside every sandbox), when it must. */
   ca: { certPath: string; keyPath: string } | null;
+  /** The socat the library runs its relays with (relays.ts); absent: the library's own choice. */
+  socat?: string | null;
 };
 
 /** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
@@ -116,6 +118,7 @@ export function runtimeConfig(layout: SandboxLayout) {
           },
         }
       : {}),
+    ...(layout.socat ? { socatPath: layout.socat } : {}),
     filesystem: {
       // oc-exec's own state, where its server records keep the URLs and passwords of its servers.
       denyRead: [...SECRET_STORES.map((p) => join(home, p)), dirname(registryDir(env))],

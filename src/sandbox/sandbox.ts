@@ -16,6 +16,7 @@ import { isAlive, registryDir } from "../server/registry.js";
 import { withInboundBridge } from "./inbound.js";
 import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
 import { modelsNeeds } from "./providers.js";
+import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
 /** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
 export type SandboxInfo = { mode: SandboxSpec["mode"]; writable: string[]; allowed_hosts: string[] };
@@ -128,6 +129,7 @@ export async function openSandbox(
     exists: existsSync,
     masked,
     ca: masked.some((c) => c.tls) ? await sandboxCa(context.env) : null,
+    socat: process.platform === "linux" ? socatWithoutDelay() : null,
   });
   const hostEnv = <T>(f: () => T | Promise<T>) =>
     withHostEnv(
@@ -150,6 +152,8 @@ export async function openSandbox(
       },
     };
   }
+  const proxyPort = SandboxManager.getProxyPort();
+  const stopNoDelay = proxyPort === undefined ? () => {} : noDelayOnAccept(proxyPort);
   const store = SandboxManager.getSandboxViolationStore();
   const refusedTo = (id: string) => {
     const hosts: string[] = [];
@@ -213,6 +217,7 @@ export async function openSandbox(
           SandboxManager.cleanupAfterCommand();
           await SandboxManager.reset();
         } finally {
+          stopNoDelay();
           active = false;
           rmSync(tmp, { recursive: true, force: true });
         }

@@ -4,15 +4,15 @@
 // processes that start at the same moment share one server: a lock file per key lets one start it
 // while the others wait for its record. The server stops itself after OC_EXEC_WARM_IDLE without a
 // turn. A turn that cannot run on a server runs cold, and says so in a warning.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import type { Backend } from "../backend/backend.js";
 import { mergeConfigContent } from "../opencode/config-content.js";
 import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { OptionLabels } from "../outcome/labels.js";
+import { ownPackage } from "../package-root.js";
 import { liveServers, startServer } from "../server/managed.js";
 import { isAlive, registryDir } from "../server/registry.js";
 import { makeServerBackend } from "../server/server-backend.js";
@@ -37,15 +37,9 @@ function coldReason(spec: WarmSpec): string | null {
 
 /** This package's CLI, which runs a server's supervisor: found from this file, bundled or not. */
 function ownCli(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "oc-exec")
-      return join(dir, "bin", "oc-exec.js");
-    const up = dirname(dir);
-    if (up === dir) throw new Error("oc-exec's package.json was not found above its own files");
-    dir = up;
-  }
+  const own = ownPackage();
+  if (!own) throw new Error("oc-exec's package.json was not found above its own files");
+  return join(own.dir, "bin", "oc-exec.js");
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -18,7 +18,7 @@ import {
   toolOutput,
   useCanary,
 } from "../support/escape.js";
-import { waitFor } from "../support/procs.js";
+import { descendants, waitFor } from "../support/procs.js";
 import { cliOnPath, runBash } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { killServer, readRecords } from "../support/warm-server.js";
@@ -69,6 +69,27 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(record.sandbox?.spec).toEqual({ mode: "workspace-write", writable: [], allowHosts: [], passEnv: [] });
     expect(record.sandbox?.info.allowed_hosts).toEqual([`127.0.0.1:${e2e.server.port}`]);
+  });
+
+  it("its relays run without Nagle's algorithm: every socat's TCP address says nodelay", () => {
+    // The library's relays (host and inside) through the package's wrapper, the inbound bridge as
+    // oc-exec writes it; forked children repeat their parent's command line.
+    const relays = new Set(
+      descendants(record.supervisor_pid)
+        .filter((p) => p.cmdline.startsWith("socat "))
+        .map((p) =>
+          p.cmdline
+            .replace(/claude-http-\w+\.sock/g, "claude-http-X.sock")
+            .replace(/oc-exec-sandbox-[\w-]+/g, "oc-exec-sandbox-X")
+            .replace(/TCP:localhost:\d+/, "TCP:localhost:PORT"),
+        ),
+    );
+    expect([...relays].sort()).toEqual([
+      "socat TCP-LISTEN:1080,fork,reuseaddr,nodelay UNIX-CONNECT:/tmp/claude-http-X.sock",
+      "socat TCP-LISTEN:3128,fork,reuseaddr,nodelay UNIX-CONNECT:/tmp/claude-http-X.sock",
+      "socat UNIX-LISTEN:/tmp/claude-http-X.sock,fork,reuseaddr TCP:localhost:PORT,keepalive,keepidle=10,keepintvl=5,keepcnt=3,nodelay",
+      "socat UNIX-LISTEN:/tmp/oc-exec-sandbox-X/server.sock,fork,mode=600 TCP:127.0.0.1:4096,nodelay",
+    ]);
   });
 
   it("no write outside the workspace, no secret read, no connection but the provider's; the turn still succeeds", async () => {

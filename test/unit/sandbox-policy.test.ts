@@ -295,7 +295,7 @@ describe("the way in to a sandboxed server", () => {
   it("starts the bridge inside the namespace, before the library's script (and its seccomp filter)", () => {
     const command = "bwrap --unshare-net --bind /tmp/a /tmp/a -- /usr/bin/bash -c 'script; apply-seccomp x'";
     expect(withInboundBridge(command, "/tmp/a/server.sock", 4096)).toBe(
-      "bwrap --unshare-net --bind /tmp/a /tmp/a -- /usr/bin/bash -c 'socat UNIX-LISTEN:/tmp/a/server.sock,fork,mode=600 TCP:127.0.0.1:4096 >/dev/null 2>&1 & exec \"$0\" \"$@\"' /usr/bin/bash -c 'script; apply-seccomp x'",
+      "bwrap --unshare-net --bind /tmp/a /tmp/a -- /usr/bin/bash -c 'socat UNIX-LISTEN:/tmp/a/server.sock,fork,mode=600 TCP:127.0.0.1:4096,nodelay >/dev/null 2>&1 & exec \"$0\" \"$@\"' /usr/bin/bash -c 'script; apply-seccomp x'",
     );
   });
 
