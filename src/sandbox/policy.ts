@@ -80,6 +80,11 @@ export type SandboxLayout = {
 /** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
 const hostName = (entry: string) => entry.replace(/:\d+$/, "");
 
+/** The hosts whose TLS the proxy terminates: those of the masked credentials sent over TLS. */
+export const terminatedHosts = (masked: readonly ProviderCredential[]) => [
+  ...new Set(masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName))),
+];
+
 /** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
 export function runtimeConfig(layout: SandboxLayout) {
   const { spec, workspace, env, tmp } = layout;
@@ -90,7 +95,7 @@ export function runtimeConfig(layout: SandboxLayout) {
   // A stand-in sent over TLS can only be swapped by a proxy that terminates it: the proxy does so
   // for the hosts of masked credentials, with a CA of its own that the sandbox trusts, and only
   // for them (every other allowed host keeps its own certificate, end to end).
-  const terminated = new Set(layout.masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName)));
+  const terminated = new Set(terminatedHosts(layout.masked));
   return {
     network: {
       allowedDomains,

@@ -5,17 +5,26 @@
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
-import { isAlive, registryDir } from "../server/registry.js";
+import { isAlive } from "../server/registry.js";
 import { withInboundBridge } from "./inbound.js";
-import { OPENCODE_GITIGNORE, opencodeDirs, runtimeConfig, type SandboxSpec, sandboxEnv, shellQuote } from "./policy.js";
+import {
+  OPENCODE_GITIGNORE,
+  opencodeDirs,
+  runtimeConfig,
+  type SandboxSpec,
+  sandboxEnv,
+  shellQuote,
+  terminatedHosts,
+} from "./policy.js";
 import { modelsNeeds } from "./providers.js";
+import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
 import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
 /** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
@@ -152,6 +161,10 @@ export async function openSandbox(
       },
     };
   }
+  // The leaves kept from earlier sandboxes spare the first model call the making of a key.
+  const proxyCa = SandboxManager.getMitmCA();
+  const terminated = terminatedHosts(masked);
+  const seeded = proxyCa ? seedLeaves(context.env, proxyCa, terminated) : [];
   const proxyPort = SandboxManager.getProxyPort();
   const stopNoDelay = proxyPort === undefined ? () => {} : noDelayOnAccept(proxyPort);
   const store = SandboxManager.getSandboxViolationStore();
@@ -214,6 +227,7 @@ export async function openSandbox(
       },
       async close() {
         try {
+          if (proxyCa) keepLeaves(context.env, proxyCa, terminated, seeded);
           SandboxManager.cleanupAfterCommand();
           await SandboxManager.reset();
         } finally {
@@ -224,34 +238,6 @@ export async function openSandbox(
       },
     },
   };
-}
-
-/**
- * The CA the proxy terminates TLS with (credential masking), made once and kept in oc-exec's own
- * state directory, which no sandbox can read: the key never enters one, and the library does not
- * make (slowly: pure-JS RSA) and leave in /tmp an ephemeral one per run. A pair that is missing,
- * broken or near its end is made again; written to temporary names and renamed, so concurrent
- * runs never read half a file.
- */
-async function sandboxCa(env: NodeJS.ProcessEnv): Promise<{ certPath: string; keyPath: string }> {
-  const { generateCa, validateCaPair } = (await import("@anthropic-ai/sandbox-runtime")) as Library;
-  const dir = join(dirname(registryDir(env)), "sandbox-ca");
-  const certPath = join(dir, "ca.crt");
-  const keyPath = join(dir, "ca.key");
-  try {
-    const valid = validateCaPair(readFileSync(certPath, "utf8"), readFileSync(keyPath, "utf8"));
-    if (valid.ok && valid.notAfter.getTime() > Date.now() + 86_400_000) return { certPath, keyPath };
-  } catch {
-    // Missing or unreadable: made below.
-  }
-  const made = generateCa({ cn: "oc-exec sandbox CA" });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const part = `.${process.pid}.tmp`;
-  writeFileSync(keyPath + part, made.keyPem, { mode: 0o600 });
-  writeFileSync(certPath + part, made.certPem, { mode: 0o644 });
-  renameSync(keyPath + part, keyPath);
-  renameSync(certPath + part, certPath);
-  return { certPath, keyPath };
 }
 
 /**

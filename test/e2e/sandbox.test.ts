@@ -144,14 +144,16 @@ describe.skipIf(skip)("the provider's key never enters the sandbox (credential m
       // Inside, TLS clients trust the sandbox's own CA, not the provider's certificate.
       expect(/^NODE_EXTRA_CA_CERTS=(.*)$/m.exec(boxed.probe)?.[1]).not.toBe(front.ca);
       expect(boxed.sent).toEqual([`Bearer ${boxed.key}`, `Bearer ${boxed.key}`]);
-      // The proxy's CA is kept where no sandbox can read it (oc-exec's state directory), made once.
-      const caKey = join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "sandbox-ca", "ca.key");
-      expect(statSync(caKey).mode & 0o777).toBe(0o600);
-      const made = statSync(caKey).mtimeMs;
+      // The proxy's CA, and the leaf it minted for the provider's host, are kept where no sandbox
+      // can read them (oc-exec's state directory), made once and used again.
+      const caDir = join(e2e.home.env.XDG_STATE_HOME!, "oc-exec", "sandbox-ca");
+      const kept = [join(caDir, "ca.key"), join(caDir, "leaf-127.0.0.1.json")];
+      for (const file of kept) expect(statSync(file).mode & 0o777).toBe(0o600);
+      const made = kept.map((file) => statSync(file).mtimeMs);
       const again = await keyProbe(["--sandbox", "workspace-write"], env);
       expect(again.run.code).toBe(0);
       expect(again.sent).toEqual([`Bearer ${again.key}`, `Bearer ${again.key}`]);
-      expect(statSync(caKey).mtimeMs).toBe(made);
+      expect(kept.map((file) => statSync(file).mtimeMs)).toEqual(made);
     } finally {
       front.close();
     }
