@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { bundledBinary } from "../../src/opencode/locate.js";
 import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/scripted/model-server.js";
+import { readServers } from "../../src/server/registry.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { descendants, peakRss } from "../support/procs.js";
@@ -92,6 +93,39 @@ const pct = (xs: number[], p: number) =>
 const mb = (b: number) => b / 1024 / 1024;
 const f = (n: number, d = 2) => n.toFixed(d);
 const out = (s: string) => process.stdout.write(`${s}\n`);
+
+/** CPU time (clock ticks) used so far by a process and everything under it that still runs. */
+function treeTicks(pid: number): number {
+  let ticks = 0;
+  for (const p of [pid, ...descendants(pid).map((d) => d.pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone while we looked
+    }
+  }
+  return ticks;
+}
+
+/**
+ * Waits (up to a minute) until these process trees are idle: an unsandboxed opencode serve installs
+ * its plugin SDK (~64 MB of node_modules) into its configuration directory after its first request,
+ * at more than a core for 10-15 s, which would slow whatever runs beside it. Returns the seconds.
+ */
+async function settle(pids: number[]): Promise<number> {
+  const t0 = performance.now();
+  let quiet = 0;
+  let last = pids.reduce((sum, pid) => sum + treeTicks(pid), 0);
+  while (quiet < 3 && performance.now() - t0 < 60_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = pids.reduce((sum, pid) => sum + treeTicks(pid), 0);
+    quiet = now - last <= 10 ? quiet + 1 : 0;
+    last = now;
+  }
+  return (performance.now() - t0) / 1000;
+}
 
 async function overhead(): Promise<void> {
   const server = await startModelServer();
@@ -602,10 +636,13 @@ async function sandboxBench(): Promise<void> {
       });
     await warmTurn(urls.plain);
     await warmTurn(urls.boxed);
+    const settled = await settle(readServers(env).map((r) => r.supervisor_pid));
     const warmRatios: number[] = [];
     const warmBare: number[] = [];
     const warmBoxed: number[] = [];
-    for (let i = 0; i < pairs; i++) {
+    // A warm turn takes a third of a second: three times the pairs, for a median that noise moves less.
+    const warmPairs = Math.max(21, pairs * 3);
+    for (let i = 0; i < warmPairs; i++) {
       const first = i % 2 ? urls.boxed : urls.plain;
       const second = first === urls.boxed ? urls.plain : urls.boxed;
       const a = await warmTurn(first);
@@ -615,9 +652,15 @@ async function sandboxBench(): Promise<void> {
       warmBoxed.push(sand.ms);
       warmRatios.push(sand.ms / plain.ms);
     }
-    out("  a warm --attach tool turn on a server started with --sandbox workspace-write against one without");
-    out(`  without ${f(median(warmBare), 0)} ms, sandboxed ${f(median(warmBoxed), 0)} ms (medians of ${pairs})`);
+    out(
+      `  a warm --attach tool turn on a server started with --sandbox workspace-write against one without (both idle after ${f(settled, 0)} s)`,
+    );
+    out(`  without ${f(median(warmBare), 0)} ms, sandboxed ${f(median(warmBoxed), 0)} ms (medians of ${warmPairs})`);
     out(`  ratio sandboxed / without  ${f(median(warmRatios), 3)} median of pair ratios   (target <= 1.05)`);
+    const sorted = [...warmRatios].sort((a, b) => a - b);
+    out(
+      `  pair ratios, quartiles     ${[0.25, 0.5, 0.75].map((q) => f(sorted[Math.floor(q * (sorted.length - 1))]!, 3)).join(" ")}`,
+    );
   } finally {
     await measure(process.execPath, [BIN, "server", "stop", "--all"], { env });
   }
