@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
 import { registryDir } from "../server/registry.js";
 import { xdgHome } from "../xdg.js";
-import type { ProviderCredential } from "./providers.js";
+import type { ProviderCredential, ProviderHosts } from "./providers.js";
 
 export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -75,14 +75,44 @@ export type SandboxLayout = {
   ca: { certPath: string; keyPath: string } | null;
   /** The socat the library runs its relays with (relays.ts); absent: the library's own choice. */
   socat?: string | null;
+  /** opencode's key store to mask (Linux), when it holds keys. */
+  authStore?: AuthStoreMask | null;
 };
 
 /** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
 const hostName = (entry: string) => entry.replace(/:\d+$/, "");
 
-/** The hosts whose TLS the proxy terminates: those of the masked credentials sent over TLS. */
-export const terminatedHosts = (masked: readonly ProviderCredential[]) => [
-  ...new Set(masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName))),
+/**
+ * opencode's own key store: its file (auth.json in its data directory, written by `opencode auth
+ * login`) and the variable that replaces it. Masked like a key variable, but only the `"key"`
+ * values of its entries (the rest stays valid JSON for opencode), and sent to the hosts of the
+ * turn's providers (the store does not say which key is whose). A file holding OAuth tokens is
+ * left as it is: opencode rewrites it to refresh them, and a masked file is read-only.
+ */
+export type AuthStoreMask = { variable: boolean; file: string | null; providers: ProviderHosts[] };
+export const AUTH_VARIABLE = "OPENCODE_AUTH_CONTENT";
+const AUTH_KEY = /"key"\s*:\s*"([^"\\]+)"/;
+
+/** What of opencode's key store to mask, given what is there (read: a file's text, or null). */
+export function authStoreMask(
+  env: NodeJS.ProcessEnv,
+  providers: ProviderHosts[],
+  read: (path: string) => string | null,
+): AuthStoreMask | null {
+  if (providers.length === 0) return null;
+  const variable = AUTH_KEY.test(env[AUTH_VARIABLE] ?? "");
+  const path = join(opencodeDirs(env).data, "auth.json");
+  const text = read(path);
+  const file = text !== null && AUTH_KEY.test(text) && !/"type"\s*:\s*"oauth"/.test(text) ? path : null;
+  return variable || file ? { variable, file, providers } : null;
+}
+
+/** The hosts whose TLS the proxy terminates: those of the masked keys sent over TLS. */
+export const terminatedHosts = (masked: readonly ProviderCredential[], auth: AuthStoreMask | null = null) => [
+  ...new Set([
+    ...masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName)),
+    ...(auth?.providers ?? []).filter((p) => p.tls).flatMap((p) => p.hosts.map(hostName)),
+  ]),
 ];
 
 /** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
@@ -95,7 +125,17 @@ export function runtimeConfig(layout: SandboxLayout) {
   // A stand-in sent over TLS can only be swapped by a proxy that terminates it: the proxy does so
   // for the hosts of masked credentials, with a CA of its own that the sandbox trusts, and only
   // for them (every other allowed host keeps its own certificate, end to end).
-  const terminated = new Set(terminatedHosts(layout.masked));
+  const auth = layout.authStore ?? null;
+  const terminated = new Set(terminatedHosts(layout.masked, auth));
+  const authHosts = [...new Set((auth?.providers ?? []).flatMap((p) => p.hosts.map(hostName)))];
+  // Only the keys' values: group 1 of each match becomes a stand-in, the JSON around it stays.
+  const authEntry = {
+    mode: "mask" as const,
+    extract: AUTH_KEY.source,
+    onExtractNoMatch: "deny" as const,
+    injectHosts: authHosts,
+  };
+  const plaintext = layout.masked.some((c) => !c.tls) || (auth?.providers.some((p) => !p.tls) ?? false);
   return {
     network: {
       allowedDomains,
@@ -109,17 +149,21 @@ export function runtimeConfig(layout: SandboxLayout) {
           }
         : {}),
     },
-    ...(layout.masked.length > 0
+    ...(layout.masked.length > 0 || auth
       ? {
           credentials: {
             // A provider on plain HTTP (a local gateway) gets its key in the clear whoever adds it;
             // the library adds it to plaintext requests only when told so.
-            ...(layout.masked.some((c) => !c.tls) ? { allowPlaintextInject: true } : {}),
-            envVars: layout.masked.map((c) => ({
-              name: c.name,
-              mode: "mask" as const,
-              injectHosts: [...new Set(c.hosts.map(hostName))],
-            })),
+            ...(plaintext ? { allowPlaintextInject: true } : {}),
+            envVars: [
+              ...layout.masked.map((c) => ({
+                name: c.name,
+                mode: "mask" as const,
+                injectHosts: [...new Set(c.hosts.map(hostName))],
+              })),
+              ...(auth?.variable ? [{ name: AUTH_VARIABLE, ...authEntry }] : []),
+            ],
+            ...(auth?.file ? { files: [{ path: auth.file, ...authEntry }] } : {}),
           },
         }
       : {}),
@@ -227,13 +271,13 @@ export function sandboxedCheck(
   spec: Pick<SandboxSpec, "passEnv">,
   command: { file: string; args: string[]; env: NodeJS.ProcessEnv },
 ): { file: string; args: string[]; env: Record<string, string> } {
+  const env = sandboxEnv(command.env, { credentialVars: [], passEnv: spec.passEnv, tmp: check.tmp });
+  // A check needs no model: opencode's key store stays with opencode.
+  delete env[AUTH_VARIABLE];
   return {
     file: check.argv[0]!,
     args: check.argv.slice(1),
-    env: {
-      ...sandboxEnv(command.env, { credentialVars: [], passEnv: spec.passEnv, tmp: check.tmp }),
-      OC_EXEC_CHECK: [command.file, ...command.args].map(shellQuote).join(" "),
-    },
+    env: { ...env, OC_EXEC_CHECK: [command.file, ...command.args].map(shellQuote).join(" ") },
   };
 }
 

@@ -35,6 +35,7 @@ export function hostOfUrl(url: string): string | null {
 }
 
 export type ProviderCredential = { name: string; hosts: string[]; tls: boolean };
+export type ProviderHosts = { hosts: string[]; tls: boolean };
 
 export type ProviderNeeds = {
   /** host:port entries, sorted, without duplicates. */
@@ -46,6 +47,11 @@ export type ProviderNeeds = {
    * value) and whether any of them speaks TLS (the proxy must terminate it to do so).
    */
   credentials: ProviderCredential[];
+  /**
+   * The providers of the turn's models (not the MCP servers), each with its hosts and whether it
+   * speaks TLS: where a key from opencode's own key store may go.
+   */
+  providers: ProviderHosts[];
   /** What the configuration does not say (a model without a provider, a provider with no known host). */
   problems: string[];
 };
@@ -64,6 +70,7 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
   const hosts = new Set<string>();
   const vars = new Set<string>();
   const credentials: ProviderCredential[] = [];
+  const providerHosts: ProviderHosts[] = [];
   const problems: string[] = [];
   const chosen = model ?? last(sources, (s) => (typeof s.config.model === "string" ? s.config.model : undefined));
   const small = last(sources, (s) => (typeof s.config.small_model === "string" ? s.config.small_model : undefined));
@@ -90,6 +97,7 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
     for (const h of own) hosts.add(h);
     // The known providers' hosts are all https.
     const tls = host ? baseURL!.startsWith("https:") : own.length > 0;
+    if (own.length > 0) providerHosts.push({ hosts: own, tls });
     for (const name of names) credentials.push({ name, hosts: own, tls });
     if (own.length === 0)
       problems.push(
@@ -106,6 +114,7 @@ export function providerNeeds(sources: ConfigSource[], model: string | null): Pr
     hosts: [...hosts].sort(),
     credentialVars: [...vars].sort(),
     credentials: mergeCredentials(credentials),
+    providers: providerHosts,
     problems,
   };
 }
@@ -118,6 +127,7 @@ export function modelsNeeds(sources: ConfigSource[], models: readonly (string | 
     hosts: union((n) => n.hosts),
     credentialVars: union((n) => n.credentialVars),
     credentials: mergeCredentials(each.flatMap((n) => n.credentials)),
+    providers: each.flatMap((n) => n.providers),
     problems: [...new Set(each.flatMap((n) => n.problems))],
   };
 }

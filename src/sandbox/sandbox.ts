@@ -5,7 +5,7 @@
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,8 @@ import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
 import { withInboundBridge } from "./inbound.js";
 import {
+  AUTH_VARIABLE,
+  authStoreMask,
   OPENCODE_GITIGNORE,
   opencodeDirs,
   runtimeConfig,
@@ -128,7 +130,11 @@ export async function openSandbox(
   const tmp = ownTempDir("sandbox");
   // The providers' keys set here never enter the sandbox: it gets a stand-in for each (Linux; the
   // library reads the real values from this process's environment, hostEnv below).
-  const masked = process.platform === "linux" ? needs.credentials.filter((c) => context.env[c.name]) : [];
+  const linux = process.platform === "linux";
+  const masked = linux ? needs.credentials.filter((c) => context.env[c.name]) : [];
+  // So are the keys of opencode's own key store (its file, or the variable that replaces it).
+  const authStore = linux ? authStoreMask(context.env, needs.providers, readText) : null;
+  const terminated = terminatedHosts(masked, authStore);
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -137,17 +143,14 @@ export async function openSandbox(
     hosts: needs.hosts,
     exists: existsSync,
     masked,
-    ca: masked.some((c) => c.tls) ? await sandboxCa(context.env) : null,
-    socat: process.platform === "linux" ? socatWithoutDelay() : null,
+    ca: terminated.length > 0 ? await sandboxCa(context.env) : null,
+    socat: linux ? socatWithoutDelay() : null,
+    authStore,
   });
-  const hostEnv = <T>(f: () => T | Promise<T>) =>
-    withHostEnv(
-      context.env,
-      masked.map((c) => c.name),
-      f,
-    );
+  const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
+  const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(context.env, maskedVars, f);
   // Passed as is only when not masked; the library sets the stand-in inside.
-  const credentialVars = needs.credentialVars.filter((name) => !masked.some((c) => c.name === name));
+  const credentialVars = needs.credentialVars.filter((name) => !maskedVars.includes(name));
   try {
     prepareOpencodeDirs(context.env, context.workspace);
     await hostEnv(() => SandboxManager.initialize(config));
@@ -163,7 +166,6 @@ export async function openSandbox(
   }
   // The leaves kept from earlier sandboxes spare the first model call the making of a key.
   const proxyCa = SandboxManager.getMitmCA();
-  const terminated = terminatedHosts(masked);
   const seeded = proxyCa ? seedLeaves(context.env, proxyCa, terminated) : [];
   const proxyPort = SandboxManager.getProxyPort();
   const stopNoDelay = proxyPort === undefined ? () => {} : noDelayOnAccept(proxyPort);
@@ -212,7 +214,7 @@ export async function openSandbox(
         return {
           file: argv[0]!,
           args: argv.slice(1),
-          env: sandboxEnv(command.env, { credentialVars, passEnv: spec.passEnv, tmp }),
+          env: withoutNames(sandboxEnv(command.env, { credentialVars, passEnv: spec.passEnv, tmp }), maskedVars),
         };
       },
       refused: refusedTo,
@@ -238,6 +240,22 @@ export async function openSandbox(
       },
     },
   };
+}
+
+/** A file's text, or null when it cannot be read (missing, a directory, no permission). */
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** The environment without these names: a masked variable's stand-in is the library's to set. */
+function withoutNames(env: Record<string, string>, names: readonly string[]): Record<string, string> {
+  const out = { ...env };
+  for (const name of names) delete out[name];
+  return out;
 }
 
 /**

@@ -126,12 +126,23 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       // a transient failure of the repair itself, for --retry to get past.
       return calls === 2 ? { kind: "hang" } : verifyFix(body);
     case "env-probe":
-      // The environment the agent's commands get, written to a file: what reached them and what did not.
+      // The environment the agent's commands get and opencode's key store as they see it, written to
+      // a file: what reached them and what did not.
       return done
         ? { kind: "text", text: "Wrote probe-env.txt." }
         : {
             kind: "tool",
-            calls: [{ name: "bash", args: { command: "env | sort > probe-env.txt", description: "Probe" } }],
+            calls: [
+              {
+                name: "bash",
+                args: {
+                  // opencode's key store too, the file `opencode auth login` writes.
+                  command:
+                    'd=$XDG_DATA_HOME; [ -n "$d" ] || d=$HOME/.local/share; { env | sort; cat "$d/opencode/auth.json" 2>/dev/null; } > probe-env.txt',
+                  description: "Probe",
+                },
+              },
+            ],
           };
     case "bash-write":
       // The work done by a command, not by a write tool: what a formatter or `eslint --fix` does.

@@ -3,8 +3,17 @@
 // prints secret variables and reaches a canary server by curl, raw TCP and a DNS name), with --auto
 // so that opencode's own external_directory rule approves and the sandbox is what refuses. Each
 // attack is shown succeeding without the sandbox in the same file.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
@@ -157,6 +166,77 @@ describe.skipIf(skip)("the provider's key never enters the sandbox (credential m
     } finally {
       front.close();
     }
+  }, 90_000);
+});
+
+describe.skipIf(skip)("opencode's own key store never enters the sandbox either", () => {
+  // A provider with no key in its configuration: opencode takes it from its key store, the file
+  // `opencode auth login` writes (auth.json in its data directory) or the variable that replaces it.
+  const bareProvider = () =>
+    JSON.stringify({
+      provider: {
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL: e2e.server.url },
+          models: { "fake-model": { name: "Scripted" } },
+        },
+      },
+      model: "fake/fake-model",
+    });
+  const authFile = () => join(e2e.home.env.XDG_DATA_HOME!, "opencode", "auth.json");
+
+  async function storeProbe(args: string[], env: Record<string, string> = {}) {
+    const marker = `store-${secret().slice(0, 8)}`;
+    const dir = e2e.workspace();
+    const run = await e2e.run([...args, "--auto", `scenario:env-probe ${marker}`], {
+      cwd: dir,
+      extraEnv: { OPENCODE_CONFIG_CONTENT: bareProvider(), ...env },
+    });
+    const probe = readFileSync(join(dir, "probe-env.txt"), "utf8");
+    return {
+      run,
+      probe,
+      keys: [...probe.matchAll(/"key":\s*"([^"]+)"/g)].map((m) => m[1]),
+      sent: e2e.requestsFor(marker).map((r) => r.authorization),
+    };
+  }
+
+  it("auth.json: the tools read a stand-in for the key, the provider gets the real one; without a sandbox the tools read it", async () => {
+    const key = secret();
+    mkdirSync(dirname(authFile()), { recursive: true });
+    writeFileSync(authFile(), JSON.stringify({ fake: { type: "api", key } }, null, 2));
+    try {
+      const boxed = await storeProbe(["--sandbox", "workspace-write"]);
+      expect(boxed.run.code).toBe(0);
+      expect(boxed.keys).toEqual([expect.stringMatching(/^fake_value_[\w-]+$/)]);
+      expect(boxed.probe).not.toContain(key);
+      expect(boxed.sent).toEqual([`Bearer ${key}`, `Bearer ${key}`]);
+      // The file itself is untouched.
+      expect(JSON.parse(readFileSync(authFile(), "utf8"))).toEqual({ fake: { type: "api", key } });
+
+      const bare = await storeProbe([]);
+      expect(bare.run.code).toBe(0);
+      expect(bare.keys).toEqual([key]);
+      expect(bare.sent).toEqual([`Bearer ${key}`, `Bearer ${key}`]);
+    } finally {
+      rmSync(authFile(), { force: true });
+    }
+  }, 90_000);
+
+  it("OPENCODE_AUTH_CONTENT: the same, the rest of its JSON intact", async () => {
+    const key = secret();
+    const env = { OPENCODE_AUTH_CONTENT: JSON.stringify({ fake: { type: "api", key } }) };
+    const boxed = await storeProbe(["--sandbox", "workspace-write"], env);
+    expect(boxed.run.code).toBe(0);
+    const inside = /^OPENCODE_AUTH_CONTENT=(.*)$/m.exec(boxed.probe)?.[1];
+    expect(JSON.parse(inside!)).toEqual({ fake: { type: "api", key: expect.stringMatching(/^fake_value_[\w-]+$/) } });
+    expect(boxed.probe).not.toContain(key);
+    expect(boxed.sent).toEqual([`Bearer ${key}`, `Bearer ${key}`]);
+
+    const bare = await storeProbe([], env);
+    expect(bare.run.code).toBe(0);
+    expect(/^OPENCODE_AUTH_CONTENT=(.*)$/m.exec(bare.probe)?.[1]).toBe(env.OPENCODE_AUTH_CONTENT);
+    expect(bare.sent).toEqual([`Bearer ${key}`, `Bearer ${key}`]);
   }, 90_000);
 });
 

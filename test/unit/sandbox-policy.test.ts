@@ -5,10 +5,12 @@ import type { ConfigSource } from "../../src/opencode/config-sources.js";
 import { resolveTurnOptions } from "../../src/options/resolve-options.js";
 import { withInboundBridge } from "../../src/sandbox/inbound.js";
 import {
+  authStoreMask,
   envPattern,
   runtimeConfig,
   type SandboxSpec,
   sandboxEnv,
+  sandboxedCheck,
   serverSandboxProblem,
 } from "../../src/sandbox/policy.js";
 import { hostOfUrl, KNOWN_PROVIDERS, type ProviderCredential, providerNeeds } from "../../src/sandbox/providers.js";
@@ -30,6 +32,7 @@ describe("which hosts a sandboxed turn may reach", () => {
       hosts: ["127.0.0.1:4000"],
       credentialVars: ["GATEWAY_KEY"],
       credentials: [{ name: "GATEWAY_KEY", hosts: ["127.0.0.1:4000"], tls: false }],
+      providers: [{ hosts: ["127.0.0.1:4000"], tls: false }],
       problems: [],
     });
   });
@@ -52,6 +55,11 @@ describe("which hosts a sandboxed turn may reach", () => {
     expect(needs.credentials).toEqual([
       { name: "ANTHROPIC_API_KEY", hosts: ["api.anthropic.com:443"], tls: true },
       { name: "OPENAI_API_KEY", hosts: ["gateway.example:8443"], tls: true },
+    ]);
+    // A key from opencode's auth store may go to the providers', not to the MCP server.
+    expect(needs.providers).toEqual([
+      { hosts: ["api.anthropic.com:443"], tls: true },
+      { hosts: ["gateway.example:8443"], tls: true },
     ]);
     expect(needs.problems).toEqual([]);
   });
@@ -118,6 +126,84 @@ describe("what the sandbox lets a turn read and write", () => {
       caCertPath: "/state/ca.crt",
       caKeyPath: "/state/ca.key",
       excludeDomains: ["127.0.0.1", "registry.npmjs.org"],
+    });
+  });
+
+  it("opencode's key store is masked by its keys' values, which go to the turn's providers' hosts only", () => {
+    const providers = [
+      { hosts: ["api.anthropic.com:443"], tls: true },
+      { hosts: ["127.0.0.1:4000"], tls: false },
+    ];
+    const file = "/home/ci/.local/share/opencode/auth.json";
+    const files = (text: string | null) => (path: string) => (path === file ? text : null);
+    const apiKey = '{\n  "anthropic": {\n    "type": "api",\n    "key": "sk-ant-123"\n  }\n}';
+    const oauth =
+      '{"anthropic": {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}, "x": {"type": "api", "key": "k"}}';
+    // The file (opencode's data directory), the variable that replaces it, both, or neither.
+    expect(authStoreMask(env, providers, files(apiKey))).toEqual({ variable: false, file, providers });
+    expect(authStoreMask({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files(null))).toEqual({
+      variable: true,
+      file: null,
+      providers,
+    });
+    expect(authStoreMask({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files(apiKey))).toEqual({
+      variable: true,
+      file,
+      providers,
+    });
+    expect(authStoreMask(env, providers, files(null))).toBeNull();
+    expect(authStoreMask(env, providers, files("{}"))).toBeNull();
+    // OAuth tokens: opencode rewrites the file to refresh them, so it stays as it is.
+    expect(authStoreMask(env, providers, files(oauth))).toBeNull();
+    // No provider host to send a key to: nothing to mask with.
+    expect(authStoreMask(env, [], files(apiKey))).toBeNull();
+
+    const config = runtimeConfig({
+      spec: { mode: "workspace-write", writable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+      workspace: "/work/repo",
+      env,
+      tmp: "/tmp/s",
+      hosts: ["api.anthropic.com:443", "127.0.0.1:4000"],
+      masked: [],
+      ca: { certPath: "/state/ca.crt", keyPath: "/state/ca.key" },
+      exists: () => false,
+      authStore: { variable: true, file, providers },
+    });
+    const entry = {
+      mode: "mask",
+      extract: '"key"\\s*:\\s*"([^"\\\\]+)"',
+      onExtractNoMatch: "deny",
+      injectHosts: ["api.anthropic.com", "127.0.0.1"],
+    };
+    expect(config.credentials).toEqual({
+      allowPlaintextInject: true,
+      envVars: [{ name: "OPENCODE_AUTH_CONTENT", ...entry }],
+      files: [{ path: file, ...entry }],
+    });
+    expect(new RegExp(entry.extract).exec(apiKey)?.[1]).toBe("sk-ant-123");
+    expect(config.network.tlsTerminate).toEqual({
+      caCertPath: "/state/ca.crt",
+      caKeyPath: "/state/ca.key",
+      excludeDomains: ["127.0.0.1", "registry.npmjs.org"],
+    });
+  });
+
+  it("a check run in a server's sandbox gets no key store", () => {
+    const check = sandboxedCheck(
+      { argv: ["bwrap", "sh"], tmp: "/tmp/c" },
+      { passEnv: [] },
+      {
+        file: "npm",
+        args: ["test"],
+        env: { PATH: "/bin", OPENCODE_AUTH_CONTENT: '{"a":{"type":"api","key":"k"}}', OPENCODE_PURE: "1" },
+      },
+    );
+    expect(check.env).toEqual({
+      PATH: "/bin",
+      OPENCODE_PURE: "1",
+      TMPDIR: "/tmp/c",
+      OPENCODE_DISABLE_MODELS_FETCH: "true",
+      OC_EXEC_CHECK: "'npm' 'test'",
     });
   });
 
