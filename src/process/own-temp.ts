@@ -6,11 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isAlive } from "../server/registry.js";
 
-const KINDS = ["ssh", "sandbox", "guard"] as const;
+const KINDS = ["ssh", "sandbox", "guard", "opencode"] as const;
 const OURS = new RegExp(`^oc-exec-(?:${KINDS.join("|")})-(\\d+)-`);
 
-export function ownTempDir(kind: (typeof KINDS)[number]): string {
-  const root = tmpdir();
+export function ownTempDir(kind: (typeof KINDS)[number], root = tmpdir()): string {
   try {
     for (const name of readdirSync(root)) {
       const pid = OURS.exec(name)?.[1];

@@ -1,6 +1,7 @@
 // The `opencode run` backend: one process per turn. Made once per run: the binary is located and
 // its version and flags learned once, however many turns follow. Each turn gets its invocation
 // (argv, environment, stdin) and its session operations (`opencode export`, `session delete`).
+import { rmSync } from "node:fs";
 import type { Backend, LaunchProblem, Warning } from "../backend/backend.js";
 import { splitterOptions } from "../events/split-options.js";
 import { mergeConfigContent } from "../opencode/config-content.js";
@@ -10,6 +11,7 @@ import { locateOpencode } from "../opencode/locate.js";
 import { detectOpencode } from "../opencode/version.js";
 import { DEFAULTS } from "../options/options.js";
 import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
+import { ownTempDir } from "./own-temp.js";
 import { processSource } from "./process-source.js";
 import { deleteSession, exportSession } from "./session-commands.js";
 
@@ -40,6 +42,14 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         ]
       : [];
   const { sandbox } = spec;
+  // opencode's runtime writes a 5.5 MB copy of a native library into TMPDIR at every start and never
+  // removes it (upstream: anomalyco/opencode#21427): without a sandbox (which has a TMPDIR of its
+  // own), opencode and its tools get one for the run, made at the first turn and removed at close.
+  let tmp: string | null = null;
+  const ownTmp = (env: NodeJS.ProcessEnv) => {
+    tmp ??= ownTempDir("opencode", env.TMPDIR || undefined);
+    return tmp;
+  };
   return {
     opencode: { path: located.ok ? located.binary.path : located.path, version },
     ...(sandbox
@@ -48,7 +58,11 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
           close: () => sandbox.close(),
           wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()),
         }
-      : {}),
+      : {
+          close: async () => {
+            if (tmp) rmSync(tmp, { recursive: true, force: true });
+          },
+        }),
     problem,
     check(turn) {
       const missing = detected ? unsupportedFlags(turn, detected.features) : [];
@@ -70,7 +84,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         title: input.title,
         permission: input.policy,
         configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
-        baseEnv: turn.env,
+        baseEnv: sandbox ? turn.env : { ...turn.env, TMPDIR: ownTmp(turn.env) },
         features: detected.features,
       });
       // One id per turn: the proxy's refusals are kept under it.

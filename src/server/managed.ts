@@ -14,6 +14,7 @@ import { readOpencodeConfigs } from "../opencode/config-sources.js";
 import { descendantsOf, signalProcess } from "../opencode/process-tree.js";
 import { ConfigError } from "../outcome/errors.js";
 import { guardMark, withoutGuardMark } from "../process/orphan-guard.js";
+import { ownTempDir } from "../process/own-temp.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
 import { CHECK_COMMAND, type SandboxCheck, type SandboxSpec } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
@@ -189,6 +190,11 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   delete serverEnv.OPENCODE_SERVER_USERNAME;
   // As for a turn's opencode (opencode/invocation.ts): a server exports no traces of its own.
   for (const name of Object.keys(serverEnv)) if (isTelemetryVariable(name)) delete serverEnv[name];
+  // As for a turn (process/process-backend.ts): opencode's runtime leaves a 5.5 MB native library in
+  // TMPDIR at every start; a local server without a sandbox (which has its own) gets a TMPDIR for
+  // its life, removed when it ends.
+  const ownTmp = config.ssh || config.sandbox ? null : ownTempDir("opencode", env.TMPDIR || undefined);
+  if (ownTmp) serverEnv.TMPDIR = ownTmp;
   mkdirSync(registryDir(env), { recursive: true, mode: 0o700 });
   const log = openSync(join(registryDir(env), `${config.id}.log`), "a", 0o600);
   const launched: Launched = config.ssh
@@ -255,6 +261,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
       : listening;
   const release = async () => {
     forward?.close();
+    if (ownTmp) rmSync(ownTmp, { recursive: true, force: true });
     if (sandbox) rmSync(sandbox.guardDir, { recursive: true, force: true });
     await sandbox?.sandbox.close();
     await remote?.close();

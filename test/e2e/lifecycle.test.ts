@@ -1,7 +1,7 @@
 // Process lifecycle: signals, timeouts, a reader that goes away, hostile streams. Nothing hangs,
 // nothing of the turn survives, and the last line is always `result`.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ResultEvent } from "../../src/contract/schema.js";
@@ -309,4 +309,39 @@ describe("huge tool output", () => {
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThan(120 * 1024 * 1024);
   });
+});
+
+describe("opencode's temporary files", () => {
+  // opencode's runtime writes a 5.5 MB native library into TMPDIR at every start and never removes
+  // it: without a TMPDIR of its own, every turn left one (or two, with `opencode export`) behind.
+  const extracted = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".so"));
+
+  it("a turn gives opencode and its tools a TMPDIR of their own, and removes it with what opencode left there", async () => {
+    const tmp = mkdtempSync(join(e2e.home.root, "tmp-"));
+    const dir = e2e.workspace();
+    const run = await e2e.run(["--auto", "scenario:env-probe turn-tmp"], { cwd: dir, extraEnv: { TMPDIR: tmp } });
+    expect(run.code).toBe(0);
+    const inside = /^TMPDIR=(.*)$/m.exec(readFileSync(join(dir, "probe-env.txt"), "utf8"))?.[1];
+    expect(inside).toMatch(new RegExp(`^${tmp}/oc-exec-opencode-\\d+-\\w+$`));
+    expect(existsSync(inside!)).toBe(false);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 90_000);
+
+  it("a server started without a sandbox has one for its life, removed when it stops", async () => {
+    const tmp = mkdtempSync(join(e2e.home.root, "tmp-"));
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0"], { extraEnv: { TMPDIR: tmp } });
+    expect(started.code).toBe(0);
+    const url = started.stdout.trim();
+    try {
+      const run = await e2e.run(["--attach", url, "scenario:plain server-tmp"]);
+      expect(run.code).toBe(0);
+      const [own] = readdirSync(tmp);
+      expect(own).toMatch(/^oc-exec-opencode-\d+-\w+$/);
+      expect(extracted(join(tmp, own!)).length).toBeGreaterThan(0);
+      expect(extracted(tmp)).toEqual([]);
+    } finally {
+      expect((await e2e.runRaw(["server", "stop", url])).code).toBe(0);
+    }
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 90_000);
 });
