@@ -110,6 +110,26 @@ function treeTicks(pid: number): number {
 }
 
 /**
+ * `n` pairs of run(false) and run(true), alternating which goes first (neither always runs on a
+ * warmer machine): each side's times, and each pair's ratio of true over false.
+ */
+async function alternatingPairs(n: number, run: (on: boolean) => Promise<{ ms: number }>) {
+  const off: number[] = [];
+  const on: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const first = i % 2 === 1;
+    const a = await run(first);
+    const b = await run(!first);
+    const [without, with_] = first ? [b, a] : [a, b];
+    off.push(without.ms);
+    on.push(with_.ms);
+    ratios.push(with_.ms / without.ms);
+  }
+  return { off, on, ratios };
+}
+
+/**
  * Waits (up to a minute) until these process trees are idle: an unsandboxed opencode serve installs
  * its plugin SDK (~64 MB of node_modules) into its configuration directory after its first request,
  * at more than a core for 10-15 s, which would slow whatever runs beside it. Returns the seconds.
@@ -580,17 +600,7 @@ async function sandboxBench(): Promise<void> {
   const sandboxPairs = async (run: (sandboxed: boolean) => Promise<{ ms: number }>) => {
     await run(false);
     await run(true);
-    const bare: number[] = [];
-    const boxed: number[] = [];
-    const ratios: number[] = [];
-    for (let i = 0; i < pairs; i++) {
-      const [a, b] = i % 2 ? [await run(true), await run(false)] : [null, null];
-      const plain = b ?? (await run(false));
-      const sand = a ?? (await run(true));
-      bare.push(plain.ms);
-      boxed.push(sand.ms);
-      ratios.push(sand.ms / plain.ms);
-    }
+    const { off: bare, on: boxed, ratios } = await alternatingPairs(pairs, run);
     out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
     out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
   };
@@ -637,21 +647,13 @@ async function sandboxBench(): Promise<void> {
     await warmTurn(urls.plain);
     await warmTurn(urls.boxed);
     const settled = await settle(readServers(env).map((r) => r.supervisor_pid));
-    const warmRatios: number[] = [];
-    const warmBare: number[] = [];
-    const warmBoxed: number[] = [];
     // A warm turn takes a third of a second: three times the pairs, for a median that noise moves less.
     const warmPairs = Math.max(21, pairs * 3);
-    for (let i = 0; i < warmPairs; i++) {
-      const first = i % 2 ? urls.boxed : urls.plain;
-      const second = first === urls.boxed ? urls.plain : urls.boxed;
-      const a = await warmTurn(first);
-      const b = await warmTurn(second);
-      const [plain, sand] = first === urls.plain ? [a, b] : [b, a];
-      warmBare.push(plain.ms);
-      warmBoxed.push(sand.ms);
-      warmRatios.push(sand.ms / plain.ms);
-    }
+    const {
+      off: warmBare,
+      on: warmBoxed,
+      ratios: warmRatios,
+    } = await alternatingPairs(warmPairs, (boxed) => warmTurn(boxed ? urls.boxed : urls.plain));
     out(
       `  a warm --attach tool turn on a server started with --sandbox workspace-write against one without (both idle after ${f(settled, 0)} s)`,
     );
@@ -684,18 +686,7 @@ async function retryBench(): Promise<void> {
     );
   await turn(false);
   await turn(true);
-  const bare: number[] = [];
-  const armed: number[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    const [first, second] = i % 2 ? [true, false] : [false, true];
-    const a = await turn(first);
-    const b = await turn(second);
-    const [plain, with_] = first ? [b, a] : [a, b];
-    bare.push(plain.ms);
-    armed.push(with_.ms);
-    ratios.push(with_.ms / plain.ms);
-  }
+  const { off: bare, on: armed, ratios } = await alternatingPairs(pairs, turn);
   out("retry and verify: a turn with --retry 2 --verify true that needs neither, against the same turn without");
   out(`  without ${f(median(bare), 0)} ms, with ${f(median(armed), 0)} ms (medians of ${pairs})`);
   out(
@@ -773,18 +764,8 @@ async function sshBench(): Promise<void> {
     });
   await turn(false);
   await turn(true);
-  const local: number[] = [];
-  const remote: number[] = [];
-  const extra: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    const [first, second] = i % 2 ? [true, false] : [false, true];
-    const a = await turn(first);
-    const b = await turn(second);
-    const [here, there] = first ? [b, a] : [a, b];
-    local.push(here.ms);
-    remote.push(there.ms);
-    extra.push(there.ms - here.ms);
-  }
+  const { off: local, on: remote } = await alternatingPairs(pairs, turn);
+  const extra = remote.map((ms, i) => ms - local[i]!);
   out("ssh: a plain turn over --ssh to a loopback SSH server (ssh2, same machine) against the same turn run locally");
   out(`  local ${f(median(local), 0)} ms, over ssh ${f(median(remote), 0)} ms (medians of ${pairs})`);
   out(
