@@ -231,12 +231,18 @@ export function envPattern(pattern: string): RegExp {
  */
 export function sandboxEnv(
   env: NodeJS.ProcessEnv,
-  keep: { credentialVars: readonly string[]; passEnv: readonly string[]; tmp: string },
+  keep: {
+    credentialVars: readonly string[];
+    passEnv: readonly string[];
+    tmp: string;
+    /** Variables the library masks: their stand-ins are its to set, so they are never passed. */
+    masked?: readonly string[];
+  },
 ): Record<string, string> {
   const passed = keep.passEnv.map(envPattern);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || NEVER.has(name)) continue;
+    if (value === undefined || NEVER.has(name) || keep.masked?.includes(name)) continue;
     if (
       KEEP.includes(name) ||
       KEEP_PREFIXES.some((p) => name.startsWith(p)) ||
@@ -271,13 +277,19 @@ export function sandboxedCheck(
   spec: Pick<SandboxSpec, "passEnv">,
   command: { file: string; args: string[]; env: NodeJS.ProcessEnv },
 ): { file: string; args: string[]; env: Record<string, string> } {
-  const env = sandboxEnv(command.env, { credentialVars: [], passEnv: spec.passEnv, tmp: check.tmp });
-  // A check needs no model: opencode's key store stays with opencode.
-  delete env[AUTH_VARIABLE];
   return {
     file: check.argv[0]!,
     args: check.argv.slice(1),
-    env: { ...env, OC_EXEC_CHECK: [command.file, ...command.args].map(shellQuote).join(" ") },
+    env: {
+      // A check needs no model: opencode's key store stays with opencode.
+      ...sandboxEnv(command.env, {
+        credentialVars: [],
+        passEnv: spec.passEnv,
+        tmp: check.tmp,
+        masked: [AUTH_VARIABLE],
+      }),
+      OC_EXEC_CHECK: [command.file, ...command.args].map(shellQuote).join(" "),
+    },
   };
 }
 

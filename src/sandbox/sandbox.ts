@@ -149,8 +149,6 @@ export async function openSandbox(
   });
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
   const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(context.env, maskedVars, f);
-  // Passed as is only when not masked; the library sets the stand-in inside.
-  const credentialVars = needs.credentialVars.filter((name) => !maskedVars.includes(name));
   try {
     prepareOpencodeDirs(context.env, context.workspace);
     await hostEnv(() => SandboxManager.initialize(config));
@@ -214,7 +212,13 @@ export async function openSandbox(
         return {
           file: argv[0]!,
           args: argv.slice(1),
-          env: withoutNames(sandboxEnv(command.env, { credentialVars, passEnv: spec.passEnv, tmp }), maskedVars),
+          // A credential variable passes as is only when not masked; the library sets the stand-in.
+          env: sandboxEnv(command.env, {
+            credentialVars: needs.credentialVars,
+            passEnv: spec.passEnv,
+            tmp,
+            masked: maskedVars,
+          }),
         };
       },
       refused: refusedTo,
@@ -249,13 +253,6 @@ function readText(path: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** The environment without these names: a masked variable's stand-in is the library's to set. */
-function withoutNames(env: Record<string, string>, names: readonly string[]): Record<string, string> {
-  const out = { ...env };
-  for (const name of names) delete out[name];
-  return out;
 }
 
 /**

@@ -284,6 +284,19 @@ describe("the environment inside the sandbox", () => {
     });
   });
 
+  it("a masked variable is never passed, whatever would keep it: the library sets its stand-in", () => {
+    const env = sandboxEnv(
+      { PATH: "/usr/bin", ANTHROPIC_API_KEY: "sk-ant-x", OPENCODE_AUTH_CONTENT: "{}", MY_KEY: "k" },
+      {
+        credentialVars: ["ANTHROPIC_API_KEY"],
+        passEnv: ["MY_*"],
+        tmp: "/tmp/s",
+        masked: ["ANTHROPIC_API_KEY", "OPENCODE_AUTH_CONTENT", "MY_KEY"],
+      },
+    );
+    expect(env).toEqual({ PATH: "/usr/bin", TMPDIR: "/tmp/s", OPENCODE_DISABLE_MODELS_FETCH: "true" });
+  });
+
   it("--pass-env patterns: * matches any run of characters, the rest is literal", () => {
     expect(envPattern("AWS_*").test("AWS_REGION")).toBe(true);
     expect(envPattern("AWS_*").test("MY_AWS_REGION")).toBe(false);
