@@ -9,6 +9,13 @@
 // terminal, so stdin closing is the one message that always arrives. The input is read into a
 // temporary file, opened, and the file removed at once: nothing is left on the host however the
 // script ends.
+//
+// The command gets a TMPDIR of its own, removed when it ends: opencode leaves a 5.5 MB copy of a
+// native library in TMPDIR at every start (anomalyco/opencode#21427), which would fill the host's
+// /tmp a turn at a time. Its name holds the script's pid, so a later script removes the ones whose
+// script was killed before it could (the same sweep as oc-exec's own directories). Once the command
+// and its watcher run, the script ignores SIGPIPE (they do not inherit that): when the connection
+// has gone, sh's "Terminated" about the stopped command would otherwise kill it before it cleans up.
 
 /** Quotes a value for a POSIX shell: single quotes, each inner quote closed, escaped and reopened. */
 export function shellQuote(value: string): string {
@@ -38,7 +45,13 @@ oc_tmp=$(mktemp -d "\${TMPDIR:-/tmp}/oc-exec-ssh.XXXXXX") || { echo "${MARKER} n
 head -c "$oc_size" > "$oc_tmp/input"
 exec 4< "$oc_tmp/input"
 rm -rf "$oc_tmp"
-if [ "$oc_mode" != turn ]; then "$@" <&4 4<&-; exit $?; fi
+for oc_old in "\${TMPDIR:-/tmp}"/oc-exec-remote-*; do
+  oc_of=\${oc_old##*/oc-exec-remote-}; oc_of=\${oc_of%%.*}
+  case $oc_of in ''|*[!0-9]*) continue ;; esac
+  kill -0 "$oc_of" 2>/dev/null || rm -rf -- "$oc_old" 2>/dev/null
+done
+if oc_own=$(mktemp -d "\${TMPDIR:-/tmp}/oc-exec-remote-$$.XXXXXX" 2>/dev/null); then export TMPDIR="$oc_own"; else oc_own=; fi
+if [ "$oc_mode" != turn ]; then "$@" <&4 4<&-; oc_status=$?; [ -z "$oc_own" ] || rm -rf -- "$oc_own"; exit "$oc_status"; fi
 oc_tree() {
   ps -A -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '{ p[$1] = $2 }
     END { for (x in p) { y = x; n = 0; while ((y in p) && y != root && n++ < 100) y = p[y]; if (y == root && x != root) print x } }'
@@ -56,9 +69,11 @@ echo "${MARKER} started $oc_pid $(pwd)" >&2
   kill -KILL "$oc_pid" $oc_kids $(oc_tree "$oc_pid")
 ) >/dev/null 2>&1 &
 oc_watch=$!
+trap '' PIPE
 exec 3<&- 4<&-
 wait "$oc_pid"; oc_status=$?
 kill $(oc_tree "$oc_watch") "$oc_watch" 2>/dev/null
+[ -z "$oc_own" ] || rm -rf -- "$oc_own"
 echo "${MARKER} exit $oc_status" >&2
 exit "$oc_status"`;
 

@@ -3,7 +3,7 @@
 // same scripted model server. Every test asserts the exact events and exit code a local turn gives,
 // and that nothing of the turn is left running for the remote user afterwards.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -34,10 +34,14 @@ const cmdline = (pid: number) => {
   }
 };
 
-/** Nothing of the remote user's left running (a second's grace for the remote side to notice). */
+/**
+ * Nothing of the remote user's left running (a second's grace for the remote side to notice), and
+ * nothing left in their TMPDIR: no private directory, none of opencode's native libraries.
+ */
 async function expectNoRemoteSurvivors(): Promise<void> {
   await waitFor(() => ssh.survivors().length === 0, 15_000, "every remote process of the turn to end");
   expect(ssh.survivors()).toEqual([]);
+  expect(readdirSync(ssh.tmp)).toEqual([]);
 }
 
 describe.skipIf(process.platform !== "linux")("--ssh: one turn on another host", () => {

@@ -18,6 +18,8 @@ export type SshServer = {
   destination: string;
   /** The remote user's home, configuration and workspace. */
   remote: HermeticHome;
+  /** The remote user's TMPDIR: opencode leaves its native libraries there unless oc-exec cleans up. */
+  tmp: string;
   /** The --ssh and --ssh-option arguments that reach this server with the test's key. */
   args(extra?: { knownHosts?: string; identity?: string }): string[];
   /** Every command the server was asked to run, as sshd would see it (and `ps` would show it). */
@@ -53,8 +55,11 @@ export async function startSshServer(
   if (!located.ok) throw new Error(`no opencode binary for the remote user: ${located.message}`);
   if (options.opencodeOnPath !== false) symlinkSync(located.binary.path, join(bin, "opencode"));
   const mark = randomUUID();
+  const tmp = join(remote.root, "tmp");
+  mkdirSync(tmp);
   const env: Record<string, string> = {
     ...remote.env,
+    TMPDIR: tmp,
     PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
     OC_EXEC_TEST_REMOTE: mark,
   };
@@ -148,6 +153,7 @@ export async function startSshServer(
     port,
     destination,
     remote,
+    tmp,
     commands,
     args: (extra = {}) => [
       "--ssh",

@@ -1,6 +1,9 @@
 // The pure parts of --ssh: the remote script's preamble and markers, ssh's command lines, what its
 // failures mean, and which variables go to the host.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MARKER, parseMarker, preamble, remoteCommand, shellQuote } from "../../src/ssh/remote-script.js";
 import { commandArgs, destinationProblem, masterArgs, splitDestination, sshFailure } from "../../src/ssh/ssh-args.js";
@@ -64,6 +67,58 @@ describe("the remote script's preamble", () => {
     });
     expect(out.status).toBe(98);
     expect(out.stderr).toBe(`${MARKER} not-found\n`);
+  });
+
+  it("the command gets a TMPDIR of its own, gone when it ends (both modes); a killed script's is swept, a live one's kept", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "oc-exec-unit-remote-"));
+    try {
+      const dead = spawnSync("/bin/true").pid;
+      mkdirSync(join(tmp, `oc-exec-remote-${dead}.abc123`));
+      writeFileSync(join(tmp, `oc-exec-remote-${dead}.abc123`, "lib.so"), "x");
+      mkdirSync(join(tmp, `oc-exec-remote-${process.pid}.def456`));
+      mkdirSync(join(tmp, "someone-else"));
+      for (const mode of ["side", "turn"] as const) {
+        // A turn's stdin stays open while it runs (its end would stop the command): written, not ended.
+        const child = spawn("/bin/sh", ["-c", remoteCommand()], { env: { PATH: process.env.PATH, TMPDIR: tmp } });
+        child.stdin.write(
+          preamble(
+            { mode, dir: null, graceSeconds: 1, env: {}, argv: ["sh", "-c", 'echo "$TMPDIR"; touch "$TMPDIR/.x.so"'] },
+            "",
+          ),
+        );
+        let stdout = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        const status = await new Promise((resolve) => child.on("close", resolve));
+        child.stdin.destroy();
+        expect(status).toBe(0);
+        expect(stdout).toMatch(new RegExp(`^${tmp}/oc-exec-remote-\\d+\\.\\w{6}\\n$`));
+        expect(existsSync(stdout.trim())).toBe(false);
+      }
+      expect(readdirSync(tmp).sort()).toEqual([`oc-exec-remote-${process.pid}.def456`, "someone-else"]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("the connection gone mid-turn (stdin ends, output goes nowhere): the command is stopped and its TMPDIR removed", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "oc-exec-unit-remote-"));
+    try {
+      const child = spawn("/bin/sh", ["-c", remoteCommand()], { env: { PATH: process.env.PATH, TMPDIR: tmp } });
+      child.stdin.write(preamble({ mode: "turn", dir: null, graceSeconds: 1, env: {}, argv: ["sleep", "300"] }, ""));
+      await new Promise<void>((resolve) =>
+        child.stderr.on("data", (d: Buffer) => d.toString().includes(`${MARKER} started`) && resolve()),
+      );
+      expect(readdirSync(tmp)).toHaveLength(1);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      child.stdin.end();
+      // sh reports the stopped command ("Terminated") to a closed pipe: that must not kill it first.
+      const [code, signal] = await new Promise((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+      expect([code, signal]).toEqual([143, null]);
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it("markers", () => {
