@@ -39,7 +39,7 @@ const CREDENTIAL_VARS = [
 
 const DOCTOR_COMMAND_TIMEOUT_MS = 60_000;
 const run = (file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) =>
-  runSideCommand(file, args, { env, cwd, timeoutMs: DOCTOR_COMMAND_TIMEOUT_MS });
+  runSideCommand(file, args, { env, cwd, timeoutMs: DOCTOR_COMMAND_TIMEOUT_MS, ownTmp: true });
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 

@@ -1,6 +1,9 @@
 // The one way oc-exec runs opencode's short side commands (`--version`, `run --help`, `export`,
 // `session delete`, `models`, `auth list`): bounded in time, never a shell, output buffered.
 // execa is loaded on first use: `oc-exec --version` with a known binary never needs it.
+import { rmSync } from "node:fs";
+import { ownTempDir } from "../process/own-temp.js";
+
 export type SideCommand = { ok: boolean; exitCode: number | null; stdout: string; stderr: string };
 
 export type SideCommandOptions = {
@@ -9,6 +12,11 @@ export type SideCommandOptions = {
   timeoutMs: number;
   /** What the command reads on stdin (over ssh: the remote script's preamble); none by default. */
   input?: string;
+  /**
+   * A TMPDIR of its own, removed when it ends: for opencode itself, whose runtime leaves a 5.5 MB
+   * native library in TMPDIR at every start (anomalyco/opencode#21427).
+   */
+  ownTmp?: boolean;
 };
 
 export async function runSideCommand(
@@ -17,9 +25,11 @@ export async function runSideCommand(
   options: SideCommandOptions,
 ): Promise<SideCommand> {
   const { execa } = await import("execa");
+  const env = options.env ?? process.env;
+  const tmp = options.ownTmp ? ownTempDir("opencode", env.TMPDIR || undefined) : null;
   const result = await execa(binary, args, {
-    env: options.env,
-    extendEnv: options.env === undefined,
+    env: tmp ? { ...env, TMPDIR: tmp } : options.env,
+    extendEnv: options.env === undefined && !tmp,
     cwd: options.cwd,
     timeout: options.timeoutMs,
     killSignal: "SIGKILL",
@@ -27,7 +37,7 @@ export async function runSideCommand(
     ...(options.input !== undefined ? { input: options.input } : { stdin: "ignore" as const }),
     maxBuffer: 256 * 1024 * 1024,
     stripFinalNewline: false,
-  });
+  }).finally(() => tmp && rmSync(tmp, { recursive: true, force: true }));
   const text = (value: unknown) => (typeof value === "string" ? value : "");
   return {
     ok: !result.failed,

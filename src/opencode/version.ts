@@ -42,7 +42,7 @@ function parseVersionOutput(text: string): string | null {
 
 /** Both streams of a side command, or null when it printed nothing and failed. */
 async function ask(path: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string | null> {
-  const out = await runSideCommand(path, args, { env, timeoutMs });
+  const out = await runSideCommand(path, args, { env, timeoutMs, ownTmp: true });
   return !out.ok && !out.stdout && !out.stderr ? null : `${out.stdout}\n${out.stderr}`;
 }
 

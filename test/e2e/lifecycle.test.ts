@@ -327,6 +327,13 @@ describe("opencode's temporary files", () => {
     expect(readdirSync(tmp)).toEqual([]);
   }, 90_000);
 
+  it("doctor's opencode commands (models, auth list) leave nothing in TMPDIR either", async () => {
+    const tmp = mkdtempSync(join(e2e.home.root, "tmp-"));
+    const doctor = await e2e.runRaw(["doctor"], { extraEnv: { TMPDIR: tmp } });
+    expect(doctor.stderr).toMatch(/models from/);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, 90_000);
+
   it("a server started without a sandbox has one for its life, removed when it stops", async () => {
     const tmp = mkdtempSync(join(e2e.home.root, "tmp-"));
     const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0"], { extraEnv: { TMPDIR: tmp } });
