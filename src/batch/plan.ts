@@ -115,12 +115,6 @@ export function planTasks(
         },
         { labels: labelsFor(task, labels) },
       );
-      // A task on another host runs on a server there, and a check would run here (a single turn's
-      // --ssh --verify runs it there).
-      if (options.ssh && options.verify.length > 0)
-        throw new ConfigError(
-          `${options.labels.verify} of a task on ${options.ssh.destination} is not supported yet: a batch's checks run on this machine`,
-        );
       // A workspace that is not there fails every turn in it: found now, before anything is paid for
       // (one on another host is checked there, when its server starts).
       const missing = options.ssh ? null : notADirectory(options.dir);

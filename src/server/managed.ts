@@ -318,7 +318,17 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
         }
       : {}),
     ...(config.warmKey ? { warm_key: config.warmKey } : {}),
-    ...(config.ssh ? { ssh: { destination: config.ssh.destination } } : {}),
+    ...(config.ssh
+      ? {
+          ssh: {
+            destination: config.ssh.destination,
+            options: config.ssh.options,
+            config_file: config.ssh.configFile,
+            pass_env: config.ssh.passEnv,
+            ...(remote ? { control_path: remote.controlPath } : {}),
+          },
+        }
+      : {}),
   };
   writeServer(env, record);
   // Turns on the server read the refusals from here: the proxy that names them runs in this process.

@@ -23,8 +23,18 @@ export type ManagedServer = {
   password: string;
   /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
   sandbox?: { spec: SandboxSpec; info: SandboxInfo; check?: SandboxCheck };
-  /** On another host (server start --ssh): `dir` and `opencode.path` are there, `url` is the local forward. */
-  ssh?: { destination: string };
+  /**
+   * On another host (server start --ssh): `dir` and `opencode.path` are there, `url` is the local
+   * forward. How to reach it for a --verify check there: its ssh options and config file, --pass-env,
+   * and the supervisor's master connection (absent in records of older releases).
+   */
+  ssh?: {
+    destination: string;
+    options?: string[];
+    config_file?: string | null;
+    pass_env?: string[];
+    control_path?: string;
+  };
   /** Started by --warm for the turns that fit it (warm/warm-key.ts); absent for `server start`'s. */
   warm_key?: string;
 };

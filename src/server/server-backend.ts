@@ -10,8 +10,10 @@ import { readEnvironment } from "../environment.js";
 import type { UpstreamSource } from "../events/upstream-source.js";
 import { titleFor } from "../opencode/invocation.js";
 import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
+import { DEFAULTS } from "../options/options.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { sandboxedCheck, serverSandboxProblem } from "../sandbox/policy.js";
+import { type RemoteLaunchSpec, remoteCheck } from "../ssh/remote-launch.js";
 import {
   displayUrl,
   type PromptBody,
@@ -135,6 +137,26 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
   // How a --verify check runs in the server's sandbox, when its supervisor prepared the way.
   const sandboxCheck = managed?.sandbox?.check ?? null;
   const sandboxSpec = managed?.sandbox?.spec;
+  // On a server on another host, a check runs there, over its supervisor's master connection.
+  const remote = managed?.ssh;
+  const remoteCheckSpec: RemoteLaunchSpec | null =
+    remote?.control_path !== undefined
+      ? {
+          args: {
+            spec: {
+              destination: remote.destination,
+              options: remote.options ?? [],
+              configFile: remote.config_file ?? null,
+            },
+            controlPath: remote.control_path,
+            connectTimeoutMs: null,
+          },
+          dir: managed!.dir,
+          passEnv: remote.pass_env ?? [],
+          env: spec.env,
+          killAfterMs: DEFAULTS.killAfterMs,
+        }
+      : null;
   return {
     // A server oc-exec started on another host says which, as a turn over --ssh does.
     opencode: managed?.ssh ? { ...opencode, host: managed.ssh.destination } : opencode,
@@ -143,7 +165,9 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     ...(managed?.sandbox ? { sandbox: managed.sandbox.info } : {}),
     ...(sandboxCheck
       ? { wrapCommand: async (command: CommandLaunch) => sandboxedCheck(sandboxCheck, sandboxSpec!, command) }
-      : {}),
+      : remoteCheckSpec
+        ? { wrapCommand: async (command: CommandLaunch) => remoteCheck(remoteCheckSpec, command) }
+        : {}),
     // A server on another host: its directory there is every turn's workspace.
     ...(managed?.ssh ? { remote: { host: managed.ssh.destination, dir: managed.dir } } : {}),
     problem: null,
@@ -151,13 +175,13 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const refused = runOnlyFlags(turn);
       const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
-      // A check runs in this process: on another host's server it would check this machine's files.
-      if (managed?.ssh && turn.verify.length > 0)
+      // A server an older release started on another host: its record does not say how to get there.
+      if (managed?.ssh && !remoteCheckSpec && turn.verify.length > 0)
         return {
           warnings,
           problem: {
             name: "UnsupportedFlag",
-            message: `${turn.labels.verify} cannot run on a server on another host yet (the check would run on this machine): run the turn with --ssh ${managed.ssh.destination} instead`,
+            message: `${turn.labels.verify} cannot run on this server on another host (its record, from an older oc-exec, does not say how to reach it): restart it, or run the turn with --ssh ${managed.ssh.destination}`,
           },
         };
       // A check runs in this process: in the server's sandbox when its supervisor prepared the way

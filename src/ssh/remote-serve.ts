@@ -20,6 +20,8 @@ export type RemoteServe = {
   dir: string;
   /** Forwards a local port to the remote server's; resolves with the local port. */
   forward(remotePort: number): Promise<number>;
+  /** The master connection's control socket: later commands there (a --verify check) share it. */
+  controlPath: string;
   /** Ends the master connection (and with it the forward). */
   close(): Promise<void>;
 };
@@ -119,6 +121,7 @@ export async function launchRemoteServe(spec: RemoteServeSpec): Promise<RemoteSe
   return {
     child,
     dir,
+    controlPath: args.controlPath,
     async forward(remotePort) {
       const local = await freePort();
       const out = await runSideCommand(SSH, forwardArgs(args, local, remotePort), { env: spec.env, timeoutMs: 10_000 });

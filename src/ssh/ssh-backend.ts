@@ -14,9 +14,9 @@ import { lastLine, runSideCommand } from "../opencode/side-command.js";
 import { cachedRemote, rememberRemote } from "../opencode/version.js";
 import { DEFAULTS } from "../options/options.js";
 import { parseExport } from "../process/session-commands.js";
-import { envPattern } from "../sandbox/policy.js";
 import { makeControlDir, SSH, startMaster } from "./master.js";
-import { MARKER, preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
+import { remoteCheck, remoteLaunch } from "./remote-launch.js";
+import { preamble, type RemoteRun, remoteCommand, SCRIPT_EXIT } from "./remote-script.js";
 import { commandArgs, hostOf, type SshArgsInput, type SshSpec, sshFailure } from "./ssh-args.js";
 import { sshSource } from "./ssh-source.js";
 
@@ -28,22 +28,6 @@ export type SshBackendSpec = {
   /** ssh's ConnectTimeout (--startup-timeout), or null for ssh's own. */
   connectTimeoutMs: number | null;
 };
-
-/** The environment that goes to the host: what oc-exec set or changed for the turn, and --pass-env. */
-export function forwardedEnv(
-  invocationEnv: Record<string, string>,
-  baseEnv: NodeJS.ProcessEnv,
-  passEnv: readonly string[],
-): Record<string, string> {
-  const passed = passEnv.map(envPattern);
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(invocationEnv)) {
-    // PWD is the remote directory's, set by cd there.
-    if (name === "PWD") continue;
-    if (baseEnv[name] !== value || passed.some((re) => re.test(name))) out[name] = value;
-  }
-  return out;
-}
 
 type Side = (run: Omit<RemoteRun, "mode" | "graceSeconds">, timeoutMs?: number) => ReturnType<typeof runSideCommand>;
 
@@ -97,28 +81,13 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
       input: preamble({ ...run, mode: "side", graceSeconds: 1 }, ""),
     });
 
-  const localEnv = Object.fromEntries(
-    Object.entries(spec.env).filter((e): e is [string, string] => e[1] !== undefined),
-  );
-  /**
-   * A command run on the host in --dir, as a turn: the fixed script, with the variables oc-exec
-   * set or changed (against base) and --pass-env, the argv and the input on stdin.
-   */
-  const remoteTurn = (
-    command: { file: string; args: string[]; env: Record<string, string> },
-    base: NodeJS.ProcessEnv,
-    killAfterMs: number,
-    input: string,
-  ) => {
-    const run: RemoteRun = {
-      mode: "turn",
-      dir: ssh.dir,
-      graceSeconds: killAfterMs / 1000,
-      env: forwardedEnv(command.env, base, ssh.passEnv),
-      argv: [command.file, ...command.args],
-    };
-    return { file: SSH, args: commandArgs(args, remoteCommand()), env: localEnv, input: preamble(run, input) + input };
-  };
+  const launchSpec = (killAfterMs: number) => ({
+    args,
+    dir: ssh.dir,
+    passEnv: ssh.passEnv,
+    env: spec.env,
+    killAfterMs,
+  });
   const found =
     "problem" in master ? { problem: master.problem } : await detectRemote(side, ssh.destination, binary, spec.env);
   const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
@@ -159,14 +128,9 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
             : null,
       };
     },
-    // A --verify check runs on the host, in --dir there, as the turn did: the fixed script with the
-    // command on stdin, stopped (with everything it started) when its stdin ends.
+    // A --verify check runs on the host, in --dir there, as the turn did.
     async wrapCommand(command) {
-      return {
-        ...remoteTurn(command, spec.env, DEFAULTS.killAfterMs, ""),
-        holdInput: true,
-        wrapperLine: new RegExp(`^${MARKER} `),
-      };
+      return remoteCheck(launchSpec(DEFAULTS.killAfterMs), command);
     },
     async open(turn, input) {
       if (problem) return { problem };
@@ -184,7 +148,12 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
         features,
       });
       const invocation: Invocation = {
-        ...remoteTurn({ file: built.file, args: built.args, env: built.env }, turn.env, turn.killAfterMs, built.input),
+        ...remoteLaunch(
+          launchSpec(turn.killAfterMs),
+          { file: built.file, args: built.args, env: built.env },
+          built.input,
+          turn.env,
+        ),
         cwd: process.cwd(),
       };
       return {

@@ -34,6 +34,9 @@ const cmdline = (pid: number) => {
   }
 };
 
+/** A check's first command: it fails (exit 9) unless it runs as the remote user, on the "host". */
+const onTheHost = '{ test -n "$OC_EXEC_TEST_REMOTE" || { echo "not on the host"; exit 9; }; }';
+
 /**
  * Nothing of the remote user's left running (a second's grace for the remote side to notice), and
  * nothing left in their TMPDIR: no private directory, none of opencode's native libraries.
@@ -192,7 +195,7 @@ describe.skipIf(process.platform !== "linux")("--ssh: one turn on another host",
       "--dir",
       dir,
       "--verify",
-      'test -f fixed.txt || { echo "fixed.txt is missing in $(pwd)"; exit 3; }',
+      `${onTheHost} && { test -f fixed.txt || { echo "fixed.txt is missing in $(pwd)"; exit 3; }; }`,
       "scenario:verify-fix ssh-verify",
     ]);
     expect(run.code, run.stderr).toBe(0);
@@ -332,6 +335,17 @@ describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server
     expect(eventsOf(run, "run.started")[0]).toMatchObject({ opencode: { url, version: "1.18.33" }, cwd: dir });
     // The tool ran there, in the server's directory.
     expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
+    // A --verify check on it runs there too, in its directory.
+    const checked = await e2e.run([
+      "-q",
+      "--attach",
+      url,
+      "--verify",
+      `${onTheHost} && test -f fixed.txt && test "$(pwd)" = '${dir}'`,
+      "scenario:plain ssh-served-check",
+    ]);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(eventsOf(checked, "verify.finished").map((e) => [e.round, e.passed, e.exit_code])).toEqual([[1, true, 0]]);
 
     const stopped = await e2e.runRaw(["server", "stop", url]);
     expect(stopped.code).toBe(0);
@@ -366,6 +380,38 @@ describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server
     expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
     const started = events.filter((e) => e.type === "run.started") as { cwd: string; opencode: { url?: string } }[];
     expect(started.map((e) => e.cwd)).toEqual([dir, dir]);
+    await expectNoRemoteSurvivors();
+    expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
+  }, 120_000);
+
+  it("a task's verify runs on the host, in the task's dir there, over its server's connection; a failure sends the agent back", async () => {
+    const dir = join(ssh.remote.root, "batch-verify");
+    mkdirSync(dir);
+    const tasks = join(e2e.home.root, "ssh-verify-tasks.jsonl");
+    // The remote user's environment says where the check ran: the loopback "host" shares this
+    // machine's files, so a check run here would see the same directory.
+    const check = `${onTheHost} && { test -f fixed.txt || { echo "fixed.txt is missing in $(pwd)"; exit 3; }; }`;
+    writeFileSync(
+      tasks,
+      JSON.stringify({ id: "fix", prompt: "scenario:verify-fix ssh-batch-verify", auto: true, verify: [check] }),
+    );
+    const run = await e2e.runRaw(["batch", tasks, "-q", ...ssh.args(), "--dir", dir]);
+    expect(run.code, run.stderr).toBe(0);
+    const events = parseLines(run.stdout) as {
+      type: string;
+      round?: number;
+      passed?: boolean;
+      exit_code?: number;
+      output?: string;
+    }[];
+    // Here, the check would have said this machine's directory, and never passed.
+    expect(
+      events.filter((e) => e.type === "verify.finished").map((e) => [e.round, e.passed, e.exit_code, e.output]),
+    ).toEqual([
+      [1, false, 3, `fixed.txt is missing in ${dir}`],
+      [2, true, 0, ""],
+    ]);
+    expect(readFileSync(join(dir, "fixed.txt"), "utf8")).toBe("fixed\n");
     await expectNoRemoteSurvivors();
     expect(readRecords(e2e.home.env.XDG_STATE_HOME!)).toEqual([]);
   }, 120_000);

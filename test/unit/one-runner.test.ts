@@ -206,7 +206,6 @@ describe("a batch's sandbox policies: one server each", () => {
     });
     expect(planned.problems).toEqual([
       { line: 4, message: "--ssh cannot be combined with a sandbox (sandbox): the sandbox runs on this machine only" },
-      { line: 5, message: "verify of a task on batch-host is not supported yet: a batch's checks run on this machine" },
       { line: 6, message: 'files: "a.md" on elsewhere needs an absolute path there (or the task an absolute dir)' },
     ]);
     expect(
@@ -218,7 +217,8 @@ describe("a batch's sandbox policies: one server each", () => {
       ]),
     ).toEqual([
       ["batch-host", "/work/repo/pkg", ["Port=2200"], ["rel"]],
-      ["batch-host", "/work/repo", ["Port=2200"], ["none"]],
+      // A task's check runs there too, over its server's ssh connection.
+      ["batch-host", "/work/repo", ["Port=2200"], ["none", "checked"]],
       ["elsewhere", "pkg", ["Port=2200"], ["other"]],
     ]);
   });

@@ -5,9 +5,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { forwardedEnv } from "../../src/ssh/remote-launch.js";
 import { MARKER, parseMarker, preamble, remoteCommand, shellQuote } from "../../src/ssh/remote-script.js";
 import { commandArgs, destinationProblem, masterArgs, splitDestination, sshFailure } from "../../src/ssh/ssh-args.js";
-import { forwardedEnv } from "../../src/ssh/ssh-backend.js";
 
 describe("shellQuote", () => {
   it("survives a shell for every awkward value", () => {
@@ -113,7 +113,9 @@ describe("the remote script's preamble", () => {
       child.stderr.destroy();
       child.stdin.end();
       // sh reports the stopped command ("Terminated") to a closed pipe: that must not kill it first.
-      const [code, signal] = await new Promise((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+        child.on("exit", (c, s) => resolve([c, s])),
+      );
       expect([code, signal]).toEqual([143, null]);
       expect(readdirSync(tmp)).toEqual([]);
     } finally {
