@@ -101,6 +101,24 @@ async function withHostEnv<T>(env: NodeJS.ProcessEnv, names: string[], f: () => 
   }
 }
 
+/**
+ * The library keeps the files that would run code later (`.bashrc`, `.gitmodules`, `.vscode/`,
+ * `.idea/`, `.mcp.json`, `.git/hooks` of repositories nested 3 deep, …) read-only in
+ * process.cwd(), the directory it expects the command to run in, and scans it for them. A turn
+ * runs in its workspace, which is not oc-exec's own directory when --dir names another: the
+ * library is run from there while it builds the command.
+ */
+async function inDirectory<T>(dir: string, f: () => Promise<T>): Promise<T> {
+  const before = process.cwd();
+  if (before === dir) return f();
+  process.chdir(dir);
+  try {
+    return await f();
+  } finally {
+    process.chdir(before);
+  }
+}
+
 /** Only one sandbox at a time per process: the library's manager is global. */
 let active = false;
 
@@ -200,7 +218,9 @@ export async function openSandbox(
           .map(shellQuote)
           .join(" ");
         const wrapped = await hostEnv(() =>
-          SandboxManager.wrapWithSandboxArgv(inner, undefined, undefined, undefined, undefined, { commandId: id }),
+          inDirectory(context.workspace, () =>
+            SandboxManager.wrapWithSandboxArgv(inner, undefined, undefined, undefined, undefined, { commandId: id }),
+          ),
         );
         const argv = [...wrapped.argv];
         if (inbound) {

@@ -282,7 +282,8 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
 }
 
 /**
- * The `escape` scenario's command: writes outside the workspace, reads planted secrets, prints
+ * The `escape` scenario's command: writes outside the workspace and to the workspace's files that
+ * run code later (an editor's tasks, git's submodules), reads planted secrets, prints
  * secret variables, and reaches a canary (`canary=HOST:PORT` in the prompt, default 127.0.0.1:9)
  * by curl, by a raw TCP connection and by a DNS name. Each attempt prints whether it worked.
  */
@@ -298,6 +299,9 @@ function escapeScript(prompt: string): string {
     attempt("write ~/.bashrc", 'echo pwned >> "$HOME/.bashrc"'),
     attempt(`write ${outsideTmp}`, `echo pwned > ${outsideTmp}`),
     attempt("write inside.txt", "echo inside > inside.txt"),
+    // Inside the workspace, but files that run code later, outside any sandbox (an editor's tasks).
+    attempt("write .vscode/tasks.json", "mkdir -p .vscode && echo '{}' > .vscode/tasks.json"),
+    attempt("write .gitmodules", "echo pwned > .gitmodules"),
     'echo "ssh key: $(cat ~/.ssh/id_ed25519 2>&1)"',
     'echo "aws: $(cat ~/.aws/credentials 2>&1)"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template

@@ -35,12 +35,14 @@ const { unavailable, skip } = await sandboxSkip("sandbox tests (test/e2e/sandbox
 
 const hits = useCanary();
 
-async function escapeTurn(args: string[]) {
+/** The escape scenario in a planted workspace: run from it, or (fromElsewhere) from its parent with --dir. */
+async function escapeTurn(args: string[], { fromElsewhere = false } = {}) {
   const planted = plant(e2e);
   const marker = `escape-${secret().slice(0, 8)}`;
   hits.reset();
-  const run = await e2e.run([...args, "--auto", `scenario:escape canary=127.0.0.1:${hits.port} ${marker}`], {
-    cwd: planted.workspace,
+  const where = fromElsewhere ? ["--dir", planted.workspace] : [];
+  const run = await e2e.run([...args, ...where, "--auto", `scenario:escape canary=127.0.0.1:${hits.port} ${marker}`], {
+    cwd: fromElsewhere ? dirname(planted.workspace) : planted.workspace,
     extraEnv: planted.tokens,
   });
   const model = JSON.stringify(e2e.requestsFor(marker));
@@ -49,7 +51,9 @@ async function escapeTurn(args: string[]) {
 
 describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent", () => {
   it("no write outside the workspace, no secret read or printed, no connection but the provider's; the turn still succeeds", async () => {
-    const t = await escapeTurn(["--sandbox", "workspace-write"]);
+    // Run from another directory (--dir): the workspace's own files that run code later are kept
+    // read-only all the same (the library keeps those of the directory it runs from).
+    const t = await escapeTurn(["--sandbox", "workspace-write"], { fromElsewhere: true });
     expect(t.run.stderr).not.toContain("SandboxUnavailable");
     expect(t.run.code).toBe(0);
     expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
@@ -57,6 +61,8 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.output).toContain("write ~/.bashrc: refused");
     expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
     expect(t.output).toContain("write inside.txt: done");
+    expect(t.output).toContain("write .vscode/tasks.json: refused");
+    expect(t.output).toContain("write .gitmodules: refused");
     expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
     expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
     expect(t.output).toContain(`dns canary.localhost:${hits.port}: refused`);
@@ -68,6 +74,8 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(existsSync(tmp!)).toBe(false);
     for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
     expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
+    expect(existsSync(join(t.workspace, ".vscode", "tasks.json"))).toBe(false);
+    expect(existsSync(join(t.workspace, ".gitmodules"))).toBe(false);
     // The planted secrets and the secret variables reach neither stdout, stderr, the model, nor a file.
     const everywhere = [t.run.stdout, t.run.stderr, t.model, allText(t.workspace)].join("\n");
     for (const value of t.secrets) expect(everywhere).not.toContain(value);
@@ -310,10 +318,12 @@ describe.skipIf(skip)("a sandboxed turn that is stopped leaves nothing behind", 
 
 describe("the same attacks without a sandbox succeed (what the sandbox is for)", () => {
   it("writes land outside, the secrets reach the model, the canary is reached; what oc-exec writes is still redacted", async () => {
-    const t = await escapeTurn([]);
+    const t = await escapeTurn([], { fromElsewhere: true });
     try {
       expect(t.run.code).toBe(0);
       expect(t.output).toContain("write ../escape.txt: done");
+      expect(t.output).toContain("write .vscode/tasks.json: done");
+      expect(t.output).toContain("write .gitmodules: done");
       for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(true);
       for (const value of t.secrets) expect(t.model).toContain(value);
       // What oc-exec writes still holds none of them: the tokens by value (their variables'
