@@ -366,6 +366,24 @@ describe("fails closed", () => {
     expect(e2e.requestsFor(marker)).toEqual([]);
   }, 60_000);
 
+  it("a kernel that refuses bubblewrap its namespaces: exit 5 saying what to enable, and the model sees no request", async () => {
+    // bwrap as a kernel that refuses user namespaces leaves it (Ubuntu 24.04's AppArmor rule).
+    const bin = mkdtempSync(join(e2e.home.root, "refusing-bwrap-"));
+    writeFileSync(join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
+    const marker = `refused-${secret().slice(0, 8)}`;
+    const run = await e2e.run(["--sandbox", "workspace-write", `scenario:plain ${marker}`], {
+      extraEnv: { PATH: `${bin}:${process.env.PATH}` },
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.error?.name).toBe("SandboxUnavailable");
+    expect(run.result.error?.message).toBe(
+      "--sandbox workspace-write cannot be set up: bubblewrap cannot create a sandbox here (bwrap: setting up uid map: Permission denied): user namespaces are refused here: on Ubuntu 24.04 (GitHub's ubuntu-latest) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, run it with --privileged or allow unshare",
+    );
+    expect(e2e.requestsFor(marker)).toEqual([]);
+  }, 60_000);
+
   it("in CI the sandbox must be available: CI installs what it needs (.ci/run)", () => {
     if (!process.env.CI) return;
     expect(unavailable).toBeNull();
