@@ -614,6 +614,8 @@ async function sandboxBench(): Promise<void> {
     const { off: bare, on: boxed, ratios } = await alternatingPairs(pairs, run);
     out(`  without ${f(median(bare), 0)} ms, sandboxed ${f(median(boxed), 0)} ms (medians of ${pairs})`);
     out(`  ratio sandboxed / without  ${f(median(ratios), 3)} median of pair ratios   (target <= 1.10)`);
+    const [low, high] = medianInterval(ratios);
+    out(`  95% interval of that median ${f(low, 3)} - ${f(high, 3)}`);
   };
   out("sandbox: a tool turn with --sandbox workspace-write against the same turn without");
   await sandboxPairs(turn(env));
