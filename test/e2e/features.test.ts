@@ -1,6 +1,6 @@
 // The features exec users expect, each against the real opencode and the scripted model server.
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundledBinary } from "../../src/opencode/locate.js";
@@ -11,11 +11,8 @@ import { eventsOf } from "../support/run-cli.js";
 const e2e = useE2E();
 
 function sessionIds(): string[] {
-  // opencode leaves a native library in TMPDIR at every start: this test's own, gone with its HOME.
-  const tmp = join(e2e.home.root, "opencode-tmp");
-  mkdirSync(tmp, { recursive: true });
   const out = execFileSync(bundledBinary()!.path, ["session", "list", "--format", "json"], {
-    env: { ...e2e.home.env, TMPDIR: tmp },
+    env: e2e.opencodeEnv(),
     cwd: e2e.home.workspace,
     encoding: "utf8",
   });

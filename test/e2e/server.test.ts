@@ -21,11 +21,8 @@ const OPENCODE = bundledBinary()!.path;
 
 /** A bare `opencode serve` (not managed by oc-exec), for the tests that need to break one. */
 async function bareServer(env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
-  // opencode leaves a native library in TMPDIR at every start: this test's own, gone with its HOME.
-  const tmp = join(e2e.home.root, "opencode-tmp");
-  mkdirSync(tmp, { recursive: true });
   const child = spawn(OPENCODE, ["serve", "--hostname", "127.0.0.1", "--port", "0"], {
-    env: { ...e2e.home.env, TMPDIR: tmp, ...env },
+    env: { ...e2e.opencodeEnv(), ...env },
     cwd: e2e.home.workspace,
     stdio: ["ignore", "pipe", "ignore"],
     detached: true,

@@ -1,5 +1,5 @@
 // One scripted model server and one throwaway HOME per test file, torn down afterwards.
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { type HermeticHome, makeHermeticHome } from "../../src/scripted/hermetic-home.js";
@@ -18,6 +18,11 @@ export type E2E = {
   ): ReturnType<typeof runCliRaw>;
   /** The requests the model server got whose first user message contains `marker`. */
   requestsFor(marker: string): ModelServer["requests"];
+  /**
+   * The environment for a test's own direct call of opencode (not through oc-exec): the HOME's, with
+   * a TMPDIR inside it, since opencode leaves a native library in TMPDIR at every start.
+   */
+  opencodeEnv(): Record<string, string>;
 };
 
 export function useE2E(): E2E {
@@ -39,5 +44,10 @@ export function useE2E(): E2E {
   ctx.run = (args, options) => runCli(args, opts(options));
   ctx.runRaw = (args, options) => runCliRaw(args, opts(options));
   ctx.requestsFor = (marker) => ctx.server.requests.filter((r) => r.userText.includes(marker));
+  ctx.opencodeEnv = () => {
+    const tmp = join(ctx.home.root, "opencode-tmp");
+    mkdirSync(tmp, { recursive: true });
+    return { ...ctx.home.env, TMPDIR: tmp };
+  };
   return ctx;
 }
