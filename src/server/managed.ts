@@ -402,10 +402,9 @@ async function launchServe(
     await opened.sandbox.close();
     return { problem: `--sandbox ${config.sandbox.mode} cannot be set up for a server: ${(error as Error).message}` };
   }
-  // The password reaches opencode alone, through its stdin (sandbox/server-guard.ts).
-  const opencode = spawn(launch.file, launch.args, { ...options, stdio: ["pipe", "pipe", log], env: launch.env });
-  opencode.stdin!.end(`${config.password}\n`);
-  // The turns' --verify checks run in this sandbox too, started by the turns' own processes.
+  // The turns' --verify checks run in this sandbox too, started by the turns' own processes. Their
+  // command is made before opencode starts: the library's mounts depend on which protected paths
+  // exist, and opencode's own sandbox creates some (its mount points) as it starts.
   let check: SandboxCheck | null = null;
   try {
     const wrapped = await opened.sandbox.wrap({ ...CHECK_COMMAND, env: {} }, newCommandId());
@@ -413,6 +412,9 @@ async function launchServe(
   } catch {
     // A library release whose command cannot be reused: --verify on this server stays refused.
   }
+  // The password reaches opencode alone, through its stdin (sandbox/server-guard.ts).
+  const opencode = spawn(launch.file, launch.args, { ...options, stdio: ["pipe", "pipe", log], env: launch.env });
+  opencode.stdin!.end(`${config.password}\n`);
   return { opencode, sandbox: { sandbox: opened.sandbox, id, check, guardDir: guard.dir } };
 }
 
