@@ -186,6 +186,17 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       return done
         ? { kind: "text", text: "Tried everything." }
         : { kind: "tool", calls: [{ name: "bash", args: { command: escapeScript(text), description: "Escape" } }] };
+    case "attack": {
+      // A prompt-injected agent running the command the test gives it, base64 in `script=` (so any
+      // shell text survives the prompt), then answering with `answer=` (base64) when given: the
+      // attack tests' own payloads, one bash call each.
+      const script = /script=([A-Za-z0-9+/=]+)/.exec(text)?.[1];
+      const answer = /answer=([A-Za-z0-9+/=]+)/.exec(text)?.[1];
+      const decode = (b64: string) => Buffer.from(b64, "base64").toString("utf8");
+      return done || !script
+        ? { kind: "text", text: answer ? decode(answer) : "Attack done." }
+        : { kind: "tool", calls: [{ name: "bash", args: { command: decode(script), description: "Attack" } }] };
+    }
     case "self-approve":
       // A prompt-injected agent on a server: it looks for the server's password and, with what it
       // found, uses the server's API (`api=HOST:PORT` in the prompt) to approve a permission request.

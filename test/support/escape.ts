@@ -100,3 +100,16 @@ export function processesWithHome(home: string): string[] {
       }
     });
 }
+
+/**
+ * The prompt of the `attack` scenario: the scripted model runs `script` in one bash call, then
+ * answers `answer` (or "Attack done."). A marker keeps each turn's requests apart.
+ */
+export function attackPrompt(script: string, answer?: string): { prompt: string; marker: string } {
+  const marker = `attack-${secret().slice(0, 8)}`;
+  const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+  return {
+    marker,
+    prompt: `scenario:attack ${marker} script=${b64(script)}${answer === undefined ? "" : ` answer=${b64(answer)}`}`,
+  };
+}
