@@ -1,8 +1,10 @@
 // Which hosts and credential variables a sandboxed turn needs: the API host of every model the turn
-// may use (the chosen one, opencode's small_model) and of every remote MCP server, from opencode's
-// configuration (a custom baseURL wins) or, for opencode's built-in providers, from this table.
+// may use (the chosen one, opencode's small_model) and of every remote MCP server, from the user's
+// own opencode configuration (a custom baseURL wins) or, for opencode's built-in providers, from
+// this table. Never from the workspace's files: a pull request writes those, and a host named there
+// would get the real key (the proxy puts it into requests to the providers' hosts).
 // Pure: the configuration sources in, the allow-list out.
-import type { ConfigSource } from "../opencode/config-sources.js";
+import { type ConfigSource, sourceLabel } from "../opencode/config-sources.js";
 
 /** opencode's built-in providers: where their API is and which variables hold their keys. */
 export const KNOWN_PROVIDERS: Record<string, { hosts: string[]; env: string[] }> = {
@@ -66,13 +68,16 @@ function last<T>(sources: ConfigSource[], pick: (s: ConfigSource) => T | undefin
   return value;
 }
 
-export function providerNeeds(sources: ConfigSource[], model: string | null): ProviderNeeds {
+export function providerNeeds(all: ConfigSource[], model: string | null): ProviderNeeds {
+  // The workspace may choose the model (opencode reads its `model`), among the providers the user's
+  // own configuration and the built-in table place; everything else comes from trusted sources.
+  const sources = all.filter((s) => s.trusted);
   const hosts = new Set<string>();
   const vars = new Set<string>();
   const credentials: ProviderCredential[] = [];
   const providerHosts: ProviderHosts[] = [];
   const problems: string[] = [];
-  const chosen = model ?? last(sources, (s) => (typeof s.config.model === "string" ? s.config.model : undefined));
+  const chosen = model ?? last(all, (s) => (typeof s.config.model === "string" ? s.config.model : undefined));
   const small = last(sources, (s) => (typeof s.config.small_model === "string" ? s.config.small_model : undefined));
   if (!chosen)
     problems.push(
@@ -143,4 +148,24 @@ function mergeCredentials(list: ProviderCredential[]): ProviderCredential[] {
     );
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * What a workspace's configuration may not do under a sandbox, as one message per key: add or
+ * change a provider (its baseURL would get the real key, its apiKey `{env:NAME}` would pull a
+ * variable in), set small_model, or name a remote MCP server (a host the proxy would let through).
+ * The workspace may still set `model` and everything that runs inside the sandbox.
+ */
+export function untrustedConfigProblems(sources: ConfigSource[], workspace: string): string[] {
+  const problems: string[] = [];
+  for (const source of sources) {
+    if (source.trusted) continue;
+    const file = sourceLabel(source, workspace);
+    const { config } = source;
+    for (const id of Object.keys(config.provider ?? {})) problems.push(`${file} sets provider.${id}`);
+    if (config.small_model !== undefined) problems.push(`${file} sets small_model`);
+    for (const [name, server] of Object.entries(config.mcp ?? {}))
+      if (server?.type === "remote") problems.push(`${file} sets mcp.${name}, a remote MCP server`);
+  }
+  return problems;
 }

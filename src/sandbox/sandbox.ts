@@ -25,7 +25,7 @@ import {
   shellQuote,
   terminatedHosts,
 } from "./policy.js";
-import { modelsNeeds } from "./providers.js";
+import { modelsNeeds, untrustedConfigProblems } from "./providers.js";
 import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
 import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
@@ -132,6 +132,15 @@ export async function openSandbox(
     configs: ConfigSource[];
   },
 ): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
+  // Checked first: a configuration error, whatever the machine can do.
+  const untrusted = untrustedConfigProblems(context.configs, context.workspace);
+  if (untrusted.length > 0)
+    return {
+      problem: {
+        name: "SandboxConfigError",
+        message: `--sandbox ${spec.mode} refuses the workspace's opencode configuration: ${untrusted.join("; ")}. Under a sandbox the providers, small_model and remote MCP servers come from your own configuration (~/.config/opencode, OPENCODE_CONFIG, OPENCODE_CONFIG_CONTENT, --config, -m), never from files the workspace carries, since a pull request writes those: move them there, or remove them from the workspace`,
+      },
+    };
   const unavailable = await sandboxUnavailable(context.env);
   if (unavailable)
     return {
