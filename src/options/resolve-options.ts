@@ -10,7 +10,7 @@ import type { BudgetLimit, Budgets } from "../outcome/budget.js";
 import { ConfigError } from "../outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../outcome/labels.js";
-import { SANDBOX_MODES, type SandboxSpec } from "../sandbox/policy.js";
+import { SANDBOX_MODES, type SandboxSpec, writableProblem } from "../sandbox/policy.js";
 import { destinationProblem, type SshSpec } from "../ssh/ssh-args.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 
@@ -235,7 +235,16 @@ export function resolveSandbox(
       `${labels.passEnv} takes a variable name or a pattern with *, not ${JSON.stringify(badName)}`,
       "UsageError",
     );
-  return { mode: mode as SandboxSpec["mode"], writable: writable.map((p) => resolve(p)), allowHosts, passEnv };
+  const paths = writable.map((p) => resolve(p));
+  for (const path of paths) {
+    const problem = writableProblem(path, env);
+    if (problem)
+      throw new ConfigError(
+        `${labels.writable} ${path} would let the agent write what runs outside the sandbox later: ${problem}`,
+        "UsageError",
+      );
+  }
+  return { mode: mode as SandboxSpec["mode"], writable: paths, allowHosts, passEnv };
 }
 
 /** OC_EXEC_WARM_IDLE as milliseconds (0: never idle out), or the default. */

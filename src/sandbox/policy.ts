@@ -6,11 +6,13 @@
 // the workspace and --writable paths in workspace-write. opencode's configuration stays read-only,
 // in the workspace too, so what the agent writes there cannot run in a later, unsandboxed turn.
 // Network: the allow-list only, through the library's proxy; the namespace has no other way out.
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
 import { registryDir } from "../server/registry.js";
 import { xdgHome } from "../xdg.js";
+import { gitProtectedPaths } from "./git-paths.js";
 import type { ProviderCredential, ProviderHosts } from "./providers.js";
 
 export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
@@ -40,8 +42,11 @@ const SECRET_STORES = [
   ".pgpass",
 ] as const;
 
-/** Workspace paths the agent must not write even in workspace-write: config that runs code later. */
-const PROTECTED_IN_WORKSPACE = ["opencode.json", "opencode.jsonc", ".opencode", ".git/hooks", ".git/config"] as const;
+/**
+ * Workspace paths the agent must not write even in workspace-write: config that runs code later
+ * (git's repository is gitProtectedPaths').
+ */
+const PROTECTED_IN_WORKSPACE = ["opencode.json", "opencode.jsonc", ".opencode"] as const;
 
 /** What opencode writes into a .opencode directory (its own and the workspace's) when it is missing. */
 export const OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore";
@@ -57,10 +62,48 @@ export function opencodeDirs(env: NodeJS.ProcessEnv): OpencodeDirs {
   };
 }
 
+/** Whether `inner` is `outer` or lies below it. */
+const within = (inner: string, outer: string) => {
+  const rel = relative(outer, inner);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+};
+
+/**
+ * Why a --writable path would hand the agent what runs outside the sandbox later, or null. Refused:
+ * a path that contains HOME (its .bashrc, .gitconfig, opencode's configuration), and one that contains
+ * or lies in opencode's configuration or state or oc-exec's own state (an MCP command the next turn
+ * runs, the server records). Checked as given and, when it exists, where its links lead.
+ */
+export function writableProblem(path: string, env: NodeJS.ProcessEnv): string | null {
+  const home = env.HOME || homedir();
+  const dirs = opencodeDirs(env);
+  const guarded: [string, string][] = [
+    [dirs.config, "opencode's configuration"],
+    [dirs.data, "opencode's data"],
+    [dirs.state, "opencode's state"],
+    [dirs.cache, "opencode's cache"],
+    [dirname(registryDir(env)), "oc-exec's state"],
+  ];
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // Not there yet: the path as given is what would be bound.
+  }
+  for (const p of new Set([path, real])) {
+    if (p === "/" || within(home, p)) return `${p} contains your home directory (${home})`;
+    for (const [dir, what] of guarded)
+      if (within(dir, p) || within(p, dir)) return `${p} ${within(dir, p) ? "contains" : "lies in"} ${what} (${dir})`;
+  }
+  return null;
+}
+
 export type SandboxLayout = {
   spec: SandboxSpec;
   /** Whether a path exists now (the library covers a missing path differently). */
   exists: (path: string) => boolean;
+  /** A file's text, or null (git's `.git` file and config name more of what to protect). */
+  read?: (path: string) => string | null;
   workspace: string;
   env: NodeJS.ProcessEnv;
   /** The private temporary directory (TMPDIR inside). */
@@ -183,9 +226,16 @@ export function runtimeConfig(layout: SandboxLayout) {
       // A missing file is covered with /dev/null, which opencode reads as a broken config: only the
       // files that exist are protected (the docs say so); .opencode is made to exist beforehand.
       denyWrite: workspaceWrite
-        ? PROTECTED_IN_WORKSPACE.map((p) => join(workspace, p)).filter(
-            (p) => p.endsWith(".opencode") || layout.exists(p),
-          )
+        ? [
+            ...PROTECTED_IN_WORKSPACE.map((p) => join(workspace, p)).filter(
+              (p) => p.endsWith(".opencode") || layout.exists(p),
+            ),
+            ...gitProtectedPaths(
+              workspace,
+              { exists: layout.exists, read: layout.read ?? (() => null) },
+              spec.writable.includes(join(workspace, ".git")),
+            ),
+          ]
         : [],
     },
   };

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ConfigSource } from "../../src/opencode/config-sources.js";
 import { resolveTurnOptions } from "../../src/options/resolve-options.js";
+import { gitProtectedPaths, hooksPathOf } from "../../src/sandbox/git-paths.js";
 import { withInboundBridge } from "../../src/sandbox/inbound.js";
 import {
   authStoreMask,
@@ -304,13 +305,36 @@ describe("what the sandbox lets a turn read and write", () => {
     });
   });
 
-  it("opencode's configuration in the workspace and git's hooks stay read-only; only files that exist are named", () => {
-    const existing = new Set(["/work/repo/opencode.json", "/work/repo/.git/hooks"]);
+  it("opencode's configuration in the workspace and all of .git stay read-only; only files that exist are named", () => {
+    const existing = new Set(["/work/repo/opencode.json", "/work/repo/.git", "/work/repo/.git/hooks"]);
     expect(layout("workspace-write", (p) => existing.has(p)).filesystem.denyWrite).toEqual([
       "/work/repo/opencode.json",
       "/work/repo/.opencode",
-      "/work/repo/.git/hooks",
+      "/work/repo/.git",
     ]);
+    expect(layout("workspace-write", () => false).filesystem.denyWrite).toEqual(["/work/repo/.opencode"]);
+  });
+});
+
+describe("git's repository under workspace-write", () => {
+  const files: Record<string, string> = {
+    "/w/.git/config": '[core]\n\tbare = false\n[core]\n\thooksPath = ".husky/_"\n',
+    "/wt/.git": "gitdir: /main/.git/worktrees/wt\n",
+    "/main/.git/worktrees/wt/commondir": "../..\n",
+    "/main/.git/config": "[core]\n\thooksPath = /wt/hooks\n",
+  };
+  const dirs = new Set(["/w/.git", "/main/.git/worktrees/wt", "/main/.git"]);
+  const reads = { exists: (p: string) => p in files || dirs.has(p), read: (p: string) => files[p] ?? null };
+  it("all of .git, and the hooks directory core.hooksPath names inside the work tree (husky)", () => {
+    expect(gitProtectedPaths("/w", reads)).toEqual(["/w/.git", "/w/.husky/_"]);
+    expect(hooksPathOf("[alias]\n\thookspath = x\n")).toBeNull();
+  });
+  it("a worktree's .git file, the git directory it names and the repository's own", () => {
+    expect(gitProtectedPaths("/wt", reads)).toEqual(["/wt/.git", "/main/.git/worktrees/wt", "/main/.git", "/wt/hooks"]);
+  });
+  it("--writable .git (an agent that commits) opens .git but its hooks and config", () => {
+    expect(gitProtectedPaths("/w", reads, true)).toEqual(["/w/.git/hooks", "/w/.git/config", "/w/.husky/_"]);
+    expect(gitProtectedPaths("/nowhere", reads)).toEqual([]);
   });
 });
 
@@ -397,6 +421,35 @@ describe("sandbox options: one rule for flags that would do nothing", () => {
     expect(resolve({ env: {}, sandbox: "workspace-write", allowHosts: ["http://x"] })).toThrow(
       'allowHosts takes HOST or HOST:PORT, not "http://x"',
     );
+  });
+});
+
+describe("--writable never hands the agent what runs outside the sandbox later", () => {
+  const env = { HOME: "/home/ci", XDG_STATE_HOME: "/var/state" };
+  const ws = (writable: string[]) => () => resolveTurnOptions({ env, sandbox: "workspace-write", writable });
+  it("HOME, /, a parent of HOME, opencode's configuration and state, and oc-exec's state are usage errors", () => {
+    for (const [path, why] of [
+      ["/", "/ contains your home directory (/home/ci)"],
+      ["/home/ci", "/home/ci contains your home directory (/home/ci)"],
+      ["/home", "/home contains your home directory (/home/ci)"],
+      ["/home/ci/.config", "/home/ci/.config contains opencode's configuration (/home/ci/.config/opencode)"],
+      [
+        "/home/ci/.config/opencode/opencode.json",
+        "/home/ci/.config/opencode/opencode.json lies in opencode's configuration (/home/ci/.config/opencode)",
+      ],
+      ["/home/ci/.local/share", "/home/ci/.local/share contains opencode's data (/home/ci/.local/share/opencode)"],
+      ["/var/state/opencode", "/var/state/opencode contains opencode's state (/var/state/opencode)"],
+      ["/var/state/oc-exec/servers", "/var/state/oc-exec/servers lies in oc-exec's state (/var/state/oc-exec)"],
+    ])
+      expect(ws([path!]), path).toThrow(
+        `writable ${path} would let the agent write what runs outside the sandbox later: ${why}`,
+      );
+  });
+  it("a cache or a directory beside them is fine", () => {
+    expect(
+      resolveTurnOptions({ env, sandbox: "workspace-write", writable: ["/home/ci/.cache/npm", "/srv/out"] }).sandbox
+        ?.writable,
+    ).toEqual(["/home/ci/.cache/npm", "/srv/out"]);
   });
 });
 
