@@ -169,6 +169,7 @@ export async function openSandbox(
     tmp,
     hosts: needs.hosts,
     exists: existsSync,
+    read: readText,
     masked,
     ca: terminated.length > 0 ? await sandboxCa(context.env) : null,
     socat: linux ? socatWithoutDelay() : null,

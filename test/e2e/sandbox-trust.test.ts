@@ -1,13 +1,14 @@
 // What a pull request may decide under a sandbox, attacked for real: the real opencode, the
 // scripted model, files planted in the workspace as a fork's pull request would carry them. Each
 // attack is shown working where the sandbox does not stand in its way, and refused under it.
-import { writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { secret } from "../support/escape.js";
+import { attackPrompt, secret, toolOutput } from "../support/escape.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { keyedProvider } from "../support/tls-front.js";
 
@@ -84,5 +85,101 @@ describe.skipIf(skip)("the workspace's opencode configuration under a sandbox", 
     });
     expect(run.code).toBe(0);
     expect(e2e.requestsFor(marker).map((r) => r.authorization)).toContain(`Bearer ${pr.key}`);
+  }, 60_000);
+});
+
+/** A git repository with one commit, and the job's next git command run in it, outside any sandbox. */
+function repo(hooksPath?: string) {
+  const workspace = e2e.workspace();
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
+      cwd: workspace,
+      env: e2e.home.env,
+      encoding: "utf8",
+    });
+  git("init", "-q");
+  writeFileSync(join(workspace, "a.txt"), "a\n");
+  if (hooksPath) {
+    mkdirSync(join(workspace, hooksPath), { recursive: true });
+    writeFileSync(join(workspace, hooksPath, "README"), "husky\n");
+    git("config", "core.hooksPath", hooksPath);
+  }
+  git("add", "-A");
+  git("commit", "-qm", "base");
+  return { workspace, git };
+}
+
+/**
+ * The agent's plant: a copy of the repository named in .git/commondir whose config runs a command
+ * from core.fsmonitor (at the job's next `git status`), and, where hooks live in the work tree, a
+ * pre-commit hook (at its next `git commit`). Each step prints whether it was written.
+ */
+const gitPlant = (marker: string, hooksPath?: string) =>
+  [
+    `if ( mkdir -p .git/x && cp -r .git/objects .git/refs .git/HEAD .git/config .git/x/ && git config -f .git/x/config core.fsmonitor 'touch ${marker}-fsmonitor; false' && echo x > .git/commondir ) 2>/dev/null; then echo "commondir: planted"; else echo "commondir: refused"; fi`,
+    ...(hooksPath
+      ? [
+          `if ( printf '#!/bin/sh\\ntouch ${marker}-hook\\n' > ${hooksPath}/pre-commit && chmod +x ${hooksPath}/pre-commit ) 2>/dev/null; then echo "hook: planted"; else echo "hook: refused"; fi`,
+        ]
+      : []),
+  ].join("\n");
+
+describe.skipIf(skip)("git's internals: what the job's next git command runs", () => {
+  for (const sandboxed of [false, true]) {
+    it(sandboxed
+      ? "under --sandbox workspace-write all of .git and an in-tree hooks directory are read-only: the next git status and git commit run nothing of the agent's"
+      : "without a sandbox, the agent's plant runs at the job's next git status and git commit (the attack works)", async () => {
+      const { workspace, git } = repo(".husky/_");
+      const marker = join(e2e.home.root, `pwned-${secret().slice(0, 8)}`);
+      const attack = attackPrompt(gitPlant(marker, ".husky/_"));
+      const run = await e2e.run([...(sandboxed ? ["--sandbox", "workspace-write"] : []), "--auto", attack.prompt], {
+        cwd: workspace,
+      });
+      expect(run.code).toBe(0);
+      const output = toolOutput(run.events);
+      expect(output).toContain(sandboxed ? "commondir: refused" : "commondir: planted");
+      expect(output).toContain(sandboxed ? "hook: refused" : "hook: planted");
+      // The job's next steps, outside any sandbox.
+      git("status", "--short");
+      writeFileSync(join(workspace, "b.txt"), "b\n");
+      git("add", "b.txt");
+      git("commit", "-qm", "next");
+      expect(existsSync(`${marker}-fsmonitor`)).toBe(!sandboxed);
+      expect(existsSync(`${marker}-hook`)).toBe(!sandboxed);
+    }, 60_000);
+  }
+
+  it("--writable .git lets an agent commit inside, while .git's hooks and config stay read-only", async () => {
+    const { workspace, git } = repo();
+    const attack = attackPrompt(
+      [
+        "echo c > c.txt",
+        "if git -c user.email=a@b -c user.name=agent commit -qam wip >/dev/null 2>&1 || { git add c.txt && git -c user.email=a@b -c user.name=agent commit -qm wip; } >/dev/null 2>&1; then echo 'commit: done'; else echo 'commit: refused'; fi",
+        "if ( echo '#!/bin/sh' > .git/hooks/pre-commit ) 2>/dev/null; then echo 'hook: planted'; else echo 'hook: refused'; fi",
+        "if ( git config core.fsmonitor 'touch /tmp/x' ) 2>/dev/null; then echo 'config: planted'; else echo 'config: refused'; fi",
+      ].join("\n"),
+    );
+    const run = await e2e.run(["--sandbox", "workspace-write", "--writable", ".git", "--auto", attack.prompt], {
+      cwd: workspace,
+    });
+    expect(run.code).toBe(0);
+    const output = toolOutput(run.events);
+    expect(output).toContain("commit: done");
+    expect(output).toContain("hook: refused");
+    expect(output).toContain("config: refused");
+    expect(git("log", "--format=%s")).toBe("wip\nbase\n");
+  }, 60_000);
+});
+
+describe("--writable that would open what runs outside later", () => {
+  it("HOME, / and opencode's configuration are exit 5 before anything runs", async () => {
+    for (const path of [e2e.home.root, "/", join(e2e.home.env.XDG_CONFIG_HOME!, "opencode")]) {
+      const marker = `writable-${secret().slice(0, 8)}`;
+      const run = await e2e.run(["--sandbox", "workspace-write", "--writable", path, `scenario:plain ${marker}`]);
+      expect(run.code).toBe(5);
+      expect(run.result).toMatchObject({ class: "config_error" });
+      expect(run.stderr).toContain(`--writable ${path} would let the agent write what runs outside the sandbox later`);
+      expect(e2e.requestsFor(marker)).toEqual([]);
+    }
   }, 60_000);
 });
