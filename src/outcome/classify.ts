@@ -193,6 +193,14 @@ const CHECKS: Record<OutcomeClass, Check> = {
       const { requested, reported } = facts.sessionMismatch;
       return detail("SessionMismatch", `asked to resume session ${requested}, but opencode ran session ${reported}`);
     }
+    // bubblewrap refused at run time what its probe was granted (a namespace, a mount): opencode
+    // never started, and the sandbox is what failed, as when the probe itself is refused.
+    const bwrap = facts.events === 0 ? facts.stderrTail.find((line) => line.startsWith("bwrap: ")) : undefined;
+    if (bwrap && end.process?.exitCode !== 0)
+      return detail(
+        "SandboxUnavailable",
+        `the sandbox could not start opencode (${bwrap}): the kernel refused bubblewrap what it needs; \`oc-exec doctor\` says what to enable`,
+      );
     if (facts.stderrConfigError && facts.events === 0) {
       // opencode explains over several lines ("Error: Configuration is invalid ...", "↳ Expected ...").
       const lines = facts.stderrErrors.length > 0 ? facts.stderrErrors : facts.stderrConfigLines;

@@ -35,6 +35,13 @@ const { unavailable, skip } = await sandboxSkip("sandbox tests (test/e2e/sandbox
 
 const hits = useCanary();
 
+/** The real bwrap on PATH. */
+const realBwrap = () =>
+  (process.env.PATH ?? "")
+    .split(":")
+    .map((d) => join(d, "bwrap"))
+    .find((p) => existsSync(p)) ?? "/usr/bin/bwrap";
+
 /** The escape scenario in a planted workspace: run from it, or (fromElsewhere) from its parent with --dir. */
 async function escapeTurn(args: string[], { fromElsewhere = false } = {}) {
   const planted = plant(e2e);
@@ -381,6 +388,28 @@ describe("fails closed", () => {
     expect(run.result.error?.message).toBe(
       "--sandbox workspace-write cannot be set up: bubblewrap cannot create a sandbox here (bwrap: setting up uid map: Permission denied): user namespaces are refused here: on Ubuntu 24.04 (GitHub's ubuntu-latest) run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, run it with --privileged or allow unshare",
     );
+    expect(e2e.requestsFor(marker)).toEqual([]);
+  }, 60_000);
+
+  it("a namespace refused at run time, after the probe passed: exit 5 SandboxUnavailable, not opencode's failure", async () => {
+    // bwrap that passes oc-exec's probe, then is refused when the turn's own sandbox is made.
+    const bin = mkdtempSync(join(e2e.home.root, "late-bwrap-"));
+    writeFileSync(
+      join(bin, "bwrap"),
+      `#!/bin/sh\ncase "$*" in *--unshare-user-try\\ true) exec ${JSON.stringify(realBwrap())} "$@";; esac\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    const marker = `late-${secret().slice(0, 8)}`;
+    const run = await e2e.run(["--sandbox", "workspace-write", `scenario:plain ${marker}`], {
+      extraEnv: { PATH: `${bin}:${process.env.PATH}` },
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.class).toBe("config_error");
+    expect(run.result.error).toMatchObject({
+      name: "SandboxUnavailable",
+      message:
+        "the sandbox could not start opencode (bwrap: Creating new namespace failed: Operation not permitted): the kernel refused bubblewrap what it needs; `oc-exec doctor` says what to enable",
+    });
     expect(e2e.requestsFor(marker)).toEqual([]);
   }, 60_000);
 
