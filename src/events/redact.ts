@@ -4,11 +4,17 @@ export const PATTERNS: readonly [RegExp, string][] = [
   // Authorization headers and bearer tokens, whatever the quoting.
   [/(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+/gi, "$1[REDACTED]"],
   [/\bbearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]"],
-  // key=value style secrets: api_key, apiKey, x-api-key, token, secret, password.
+  // key=value style secrets, by the name's ending: api_key, apiKey, x-api-key, GITHUB_TOKEN, "token",
+  // client_secret, MY_SECRET_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, passwd, credentials (not
+  // max_tokens: a name that only contains the word is left alone).
   [
-    /((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|secret|password)["']?\s*[:=]\s*["']?)[^\s"',}]{4,}/gi,
+    /(\b[A-Za-z0-9_.-]*?(?:api[_-]?key|secret(?:[_-]?(?:access[_-]?)?key)?|access[_-]?key|private[_-]?key|password|passwd|token|credentials?)["']?\s*[:=]\s*["']?)(?!\[REDACTED)[^\s"',;}]{4,}/gi,
     "$1[REDACTED]",
   ],
+  // A bare "key" in JSON (opencode's auth.json) when its value looks like one: long, no spaces, a digit.
+  [/("key"\s*:\s*")(?=[^"\s]*\d)[^"\s]{16,}(?=")/gi, "$1[REDACTED]"],
+  // The password in a URL's userinfo: https://user:PASS@host.
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, "$1[REDACTED]@"],
   // Well-known key shapes: OpenAI/Anthropic (sk-...), GitHub, Slack, AWS, Google.
   [/\bsk-[A-Za-z0-9_-]{8,}/g, "sk-[REDACTED]"],
   [/\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}/g, "[REDACTED]"],
@@ -27,7 +33,7 @@ export const PATTERNS: readonly [RegExp, string][] = [
 // Every pattern above needs one of these words; most strings (tool inputs, messages) have none,
 // and one test is cheaper than eight replaces on the hot path.
 const ANY_TRIGGER =
-  /authorization|bearer|api[_-]?key|token|secret|password|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|private key/i;
+  /authorization|bearer|api[_-]?key|access[_-]?key|token|secret|password|passwd|credential|"key"|:\/\/|sk-|gh[pousr]_|github_pat_|xox|akia|aiza|private key/i;
 
 export function redact(text: string): string {
   if (!ANY_TRIGGER.test(text)) return text;

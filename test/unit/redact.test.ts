@@ -15,6 +15,21 @@ describe("redact", () => {
     ["AKIAABCDEFGHIJKLMNOP in the log", "[REDACTED] in the log"],
     ["curl -H 'bearer abcdefghijklmnop'", "curl -H 'Bearer [REDACTED]'"],
     ["nothing secret here: 401 Unauthorized", "nothing secret here: 401 Unauthorized"],
+    // By shape: a URL's userinfo, secret-named assignments whatever their prefix, auth.json's "key".
+    ["git clone https://ci:s3cr3tPass@github.com/o/r", "git clone https://ci:[REDACTED]@github.com/o/r"],
+    ["DB_PASSWORD=hunter2abc psql", "DB_PASSWORD=[REDACTED] psql"],
+    ["export MY_SECRET_KEY='abcdef123'", "export MY_SECRET_KEY='[REDACTED]'"],
+    ["AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY=[REDACTED]"],
+    ['{"token": "abcdef123456"}', '{"token": "[REDACTED]"}'],
+    ['{"fake": {"type": "api", "key": "k3y-0123456789abcdef"}}', '{"fake": {"type": "api", "key": "[REDACTED]"}}'],
+    ["passwd: abcdefgh", "passwd: [REDACTED]"],
+    // Ordinary text stays: token counts, a plain "key", a URL with @ in its path, ssh's user.
+    ['"max_tokens": 4096, input_tokens=120', '"max_tokens": 4096, input_tokens=120'],
+    ['{"key": "username"}', '{"key": "username"}'],
+    [
+      "see https://example.com/a@b and ssh://git@github.com/x",
+      "see https://example.com/a@b and ssh://git@github.com/x",
+    ],
   ])("%s", (input, expected) => {
     expect(redact(input)).toBe(expected);
   });
@@ -45,6 +60,17 @@ describe("redact", () => {
       "AUTH-TOKEN:",
       "secret=",
       "Password: ",
+      "DB_PASSWORD=",
+      "passwd=",
+      "credentials: ",
+      "GITHUB_TOKEN=",
+      "SECRET_ACCESS_KEY=",
+      '"key": "',
+      "https://",
+      "user:",
+      "@",
+      "/",
+      "0123456789",
       "sk-",
       "ghp_",
       "GHO_",
