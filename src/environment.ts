@@ -14,6 +14,8 @@ export type OcExecEnvironment = {
   warmIdle: string | null;
   /** OC_EXEC_SSH_CONFIG=FILE: the ssh config file of oc-exec's --ssh connections (ssh -F), e.g. a CI job's own. */
   sshConfig: string | null;
+  /** OC_EXEC_SANDBOX_MAX_PROCESSES=N: how many processes a sandbox's commands may have at once (default 4096). */
+  sandboxMaxProcesses: string | null;
 };
 
 export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
@@ -25,5 +27,6 @@ export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
     sshConfig: env.OC_EXEC_SSH_CONFIG || null,
     warm: env.OC_EXEC_WARM === "1" || env.OC_EXEC_WARM === "true",
     warmIdle: env.OC_EXEC_WARM_IDLE || null,
+    sandboxMaxProcesses: env.OC_EXEC_SANDBOX_MAX_PROCESSES || null,
   };
 }

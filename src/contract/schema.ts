@@ -120,6 +120,14 @@ const SandboxFields = {
   allowed_hosts: z
     .array(z.string())
     .describe("HOST or HOST:PORT entries the sandbox's proxy lets through: the providers' hosts and --allow-host."),
+  process_limit: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe(
+      "How many processes the sandbox's commands may have at once (a pids cgroup; OC_EXEC_SANDBOX_MAX_PROCESSES); null where none could be made here. Absent on a server started by an older release.",
+    ),
 };
 
 const RunStartedSchema = event(

@@ -10,6 +10,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LaunchProblem } from "../backend/backend.js";
+import { readEnvironment } from "../environment.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
@@ -25,12 +26,19 @@ import {
   shellQuote,
   terminatedHosts,
 } from "./policy.js";
+import { DEFAULT_MAX_PROCESSES, openProcessLimit } from "./process-limit.js";
 import { modelsNeeds, untrustedConfigProblems } from "./providers.js";
 import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
 import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
 /** What run.started and result say of the sandbox (snake_case: it goes into events as is). */
-export type SandboxInfo = { mode: SandboxSpec["mode"]; writable: string[]; allowed_hosts: string[] };
+export type SandboxInfo = {
+  mode: SandboxSpec["mode"];
+  writable: string[];
+  allowed_hosts: string[];
+  /** How many processes its commands may have at once; null where no pids cgroup could be made. */
+  process_limit?: number | null;
+};
 
 export type Launch = { file: string; args: string[]; env: Record<string, string> };
 
@@ -149,6 +157,8 @@ export async function openSandbox(
   const needs = modelsNeeds(context.configs, context.models);
   if (needs.problems.length > 0 && spec.allowHosts.length === 0)
     return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
+  const maxProcesses = processLimitOf(context.env);
+  if (typeof maxProcesses === "string") return { problem: { name: "SandboxConfigError", message: maxProcesses } };
   if (active) return { problem: { name: "SandboxBusy", message: "another sandbox is open in this process" } };
   // Taken before the first await, so two runs starting at once cannot both set the library up.
   active = true;
@@ -175,6 +185,7 @@ export async function openSandbox(
     socat: linux ? socatWithoutDelay() : null,
     authStore,
   });
+  const limit = openProcessLimit(maxProcesses);
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
   const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(context.env, maskedVars, f);
   try {
@@ -183,6 +194,7 @@ export async function openSandbox(
   } catch (error) {
     active = false;
     rmSync(tmp, { recursive: true, force: true });
+    await limit.close();
     return {
       problem: {
         name: "SandboxUnavailable",
@@ -207,7 +219,12 @@ export async function openSandbox(
   const inboundSocket = join(tmp, "server.sock");
   return {
     sandbox: {
-      info: { mode: spec.mode, writable: config.filesystem.allowWrite, allowed_hosts: config.network.allowedDomains },
+      info: {
+        mode: spec.mode,
+        writable: config.filesystem.allowWrite,
+        allowed_hosts: config.network.allowedDomains,
+        process_limit: limit.max,
+      },
       inboundSocket,
       async wrap(command, id, inbound) {
         // The library points the sandbox at its proxy but exempts loopback; a provider on loopback
@@ -239,7 +256,7 @@ export async function openSandbox(
           if (bridged === null) throw new Error("the sandbox library's command has an unexpected shape");
           argv[argv.length - 1] = bridged;
         }
-        return {
+        return limit.enter({
           file: argv[0]!,
           args: argv.slice(1),
           // A credential variable passes as is only when not masked; the library sets the stand-in.
@@ -249,7 +266,7 @@ export async function openSandbox(
             tmp,
             masked: maskedVars,
           }),
-        };
+        });
       },
       refused: refusedTo,
       onRefused(id, listener) {
@@ -270,10 +287,21 @@ export async function openSandbox(
           stopNoDelay();
           active = false;
           rmSync(tmp, { recursive: true, force: true });
+          await limit.close();
         }
       },
     },
   };
+}
+
+/** OC_EXEC_SANDBOX_MAX_PROCESSES as a number (at least 64: opencode's runtime alone has dozens of threads), or why not. */
+function processLimitOf(env: NodeJS.ProcessEnv): number | string {
+  const text = readEnvironment(env).sandboxMaxProcesses;
+  if (text === null) return DEFAULT_MAX_PROCESSES;
+  const n = Number(text);
+  return Number.isInteger(n) && n >= 64
+    ? n
+    : `OC_EXEC_SANDBOX_MAX_PROCESSES takes a whole number of at least 64, not ${JSON.stringify(text)}`;
 }
 
 /** A file's text, or null when it cannot be read (missing, a directory, no permission). */

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { attackPrompt, secret, toolOutput } from "../support/escape.js";
+import { attackPrompt, processesWithHome, secret, toolOutput } from "../support/escape.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { keyedProvider } from "../support/tls-front.js";
 
@@ -181,5 +181,70 @@ describe("--writable that would open what runs outside later", () => {
       expect(run.stderr).toContain(`--writable ${path} would let the agent write what runs outside the sandbox later`);
       expect(e2e.requestsFor(marker)).toEqual([]);
     }
+  }, 60_000);
+});
+
+/**
+ * A bounded burst of processes (a fork bomb's first second): 400 sleeps started by a plain sh,
+ * which gives up at the first fork the kernel refuses; the count is read and the sleeps are ended
+ * with builtins alone, which need no fork.
+ */
+const burst = (then = "") =>
+  [
+    "rm -f burst-pids",
+    'sh -c "for i in \\$(seq 400); do sleep 120 & echo \\$! >> burst-pids; done" 2>/dev/null',
+    "n=0; while read p; do n=$((n+1)); kill $p 2>/dev/null; done < burst-pids",
+    'echo "started $n of 400"',
+    then,
+  ].join("\n");
+
+describe.skipIf(skip)("a process limit inside the sandbox", () => {
+  const env = { OC_EXEC_SANDBOX_MAX_PROCESSES: "200" };
+  it("without a sandbox the whole burst starts; in it the pids cgroup stops it at the limit, and the turn goes on", async () => {
+    const bare = await e2e.run(["--auto", attackPrompt(burst()).prompt], { cwd: e2e.workspace(), extraEnv: env });
+    expect(bare.code).toBe(0);
+    expect(toolOutput(bare.events)).toContain("started 400 of 400");
+    const boxed = await e2e.run(["--sandbox", "workspace-write", "--auto", attackPrompt(burst()).prompt], {
+      cwd: e2e.workspace(),
+      extraEnv: env,
+    });
+    expect(boxed.code).toBe(0);
+    const started = Number(/started (\d+) of 400/.exec(toolOutput(boxed.events))?.[1]);
+    // opencode's own threads and the tool's shells count too.
+    expect(started).toBeGreaterThan(0);
+    expect(started).toBeLessThan(200);
+    expect(boxed.result.sandbox?.process_limit).toBe(200);
+    const first = boxed.events[0];
+    expect(first?.type === "run.started" && first.sandbox?.process_limit).toBe(200);
+  }, 90_000);
+
+  it("--timeout still ends everything the burst left, and nothing stays behind", async () => {
+    const home = e2e.home.root;
+    const run = await e2e.run(
+      [
+        "--sandbox",
+        "workspace-write",
+        "--timeout",
+        "20s",
+        "--auto",
+        attackPrompt(burst("sh -c 'for i in $(seq 400); do sleep 300 & done' 2>/dev/null; sleep 300")).prompt,
+      ],
+      { cwd: e2e.workspace(), extraEnv: env },
+    );
+    expect(run.code).toBe(124);
+    expect(run.result.class).toBe("timeout");
+    expect(processesWithHome(home)).toEqual([]);
+  }, 90_000);
+
+  it("a limit it cannot use is exit 5 before anything runs", async () => {
+    const marker = `limit-${secret().slice(0, 8)}`;
+    const run = await e2e.run(["--sandbox", "workspace-write", `scenario:plain ${marker}`], {
+      extraEnv: { OC_EXEC_SANDBOX_MAX_PROCESSES: "10" },
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.error?.message).toBe(
+      'OC_EXEC_SANDBOX_MAX_PROCESSES takes a whole number of at least 64, not "10"',
+    );
+    expect(e2e.requestsFor(marker)).toEqual([]);
   }, 60_000);
 });
