@@ -26,6 +26,7 @@ import {
   withGuardPlugin,
   writeGuardPlugin,
 } from "../sandbox/server-guard.js";
+import { projectConfigDisabled, workspaceCodeProblem } from "../sandbox/workspace-code.js";
 import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
 import type { SshSpec } from "../ssh/ssh-args.js";
 import { isTelemetryVariable } from "../telemetry/trace-settings.js";
@@ -106,6 +107,15 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     throw new ConfigError(
       `port ${request.port} on 127.0.0.1 is in use by another program: choose another --port, or leave it out for a free one`,
     );
+  // Code the workspace makes opencode load would run inside the server, password and all.
+  if (request.sandbox && !request.ssh && !projectConfigDisabled(request.env)) {
+    const shipped = workspaceCodeProblem(
+      request.dir,
+      request.env,
+      `--sandbox ${request.sandbox.mode} cannot serve ${request.dir}`,
+    );
+    if (shipped) throw new ConfigError(shipped, "SandboxWorkspaceCode");
+  }
   const id = randomBytes(6).toString("hex");
   const config: SuperviseConfig = {
     id,
@@ -314,6 +324,8 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
             spec: config.sandbox,
             info: sandbox.sandbox.info,
             ...(sandbox.check ? { check: sandbox.check } : {}),
+            // Turns then skip the check of their directory's code: opencode loads none of it.
+            ...(projectConfigDisabled(env) ? { project_config: false as const } : {}),
           },
         }
       : {}),

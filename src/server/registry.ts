@@ -21,8 +21,11 @@ export type ManagedServer = {
   opencode: { path: string; version: string | null };
   username: string;
   password: string;
-  /** The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up. */
-  sandbox?: { spec: SandboxSpec; info: SandboxInfo; check?: SandboxCheck };
+  /**
+   * The sandbox the server and its tools run in (server start --sandbox): as asked, and as set up;
+   * project_config false when it was started with OPENCODE_DISABLE_PROJECT_CONFIG (no workspace code loads).
+   */
+  sandbox?: { spec: SandboxSpec; info: SandboxInfo; check?: SandboxCheck; project_config?: false };
   /**
    * On another host (server start --ssh): `dir` and `opencode.path` are there, `url` is the local
    * forward. How to reach it for a --verify check there: its ssh options and config file, --pass-env,

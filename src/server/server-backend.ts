@@ -13,6 +13,7 @@ import { type PermissionRule, rulesetOf } from "../opencode/permissions.js";
 import { DEFAULTS } from "../options/options.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { sandboxedCheck, serverSandboxProblem } from "../sandbox/policy.js";
+import { workspaceCodeProblem } from "../sandbox/workspace-code.js";
 import { type RemoteLaunchSpec, remoteCheck } from "../ssh/remote-launch.js";
 import {
   displayUrl,
@@ -175,6 +176,13 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const refused = runOnlyFlags(turn);
       const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
+      // Every turn: opencode loads a directory's plugins and tools when it first serves it, and an
+      // earlier turn's agent may have written some into a subdirectory (sandbox/workspace-code.ts).
+      if (managed?.sandbox && managed.sandbox.project_config !== false) {
+        const what = `the sandboxed server at ${client.shown} cannot serve ${turn.dir}`;
+        const shipped = workspaceCodeProblem(turn.dir, turn.env, what);
+        if (shipped) return { warnings, problem: { name: "SandboxWorkspaceCode", message: shipped } };
+      }
       // A server an older release started on another host: its record does not say how to get there.
       if (managed?.ssh && !remoteCheckSpec && turn.verify.length > 0)
         return {
