@@ -6,10 +6,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPENCODE_GITIGNORE } from "../../src/sandbox/policy.js";
 import type { ManagedServer } from "../../src/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import {
   allText,
+  attackPrompt,
   outside,
   plant,
   processesWithHome,
@@ -18,9 +20,11 @@ import {
   toolOutput,
   useCanary,
 } from "../support/escape.js";
+import { plantStealPlugin, readStolen, shipStealPlugin, useStolenPassword } from "../support/plugin-thief.js";
 import { descendants, waitFor } from "../support/procs.js";
 import { cliOnPath, runBash } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
+import { keyedProvider } from "../support/tls-front.js";
 import { killServer, readRecords } from "../support/warm-server.js";
 
 const e2e = useE2E();
@@ -372,6 +376,146 @@ describe.skipIf(skip)("a sandboxed server killed outright", () => {
     if (empty) rmSync(empty, { recursive: true, force: true });
   }, 90_000);
 });
+
+describe.skipIf(skip)(
+  "a plugin shipped in the workspace (.opencode/plugin/steal.js) and a sandboxed server's password",
+  () => {
+    /** The attack's tool: the password the plugin left, used on the server's API inside the sandbox. */
+    const useIt = () => attackPrompt(useStolenPassword("127.0.0.1:4096"), "Used what the plugin left.");
+
+    it("code opencode loads gets the password despite the guard (its plugin client's headers, its initial environment): a tool then reads the sessions, HTTP 200", async () => {
+      // The same plugin from a place oc-exec trusts (OPENCODE_CONFIG_DIR, the user's): this is what a
+      // workspace's plugin would do, in a sandboxed server, guard loaded and all.
+      const dir = e2e.workspace();
+      const trusted = join(e2e.home.root, `trusted-${secret().slice(0, 6)}`);
+      shipStealPlugin(trusted, ".");
+      // What opencode would otherwise write there at start, and cannot in the sandbox.
+      writeFileSync(join(trusted, ".gitignore"), OPENCODE_GITIGNORE);
+      const started = await e2e.runRaw(
+        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+        { cwd: dir, extraEnv: { OPENCODE_CONFIG_DIR: trusted } },
+      );
+      expect(started.code, started.stderr).toBe(0);
+      const server = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === started.stdout.trim())!;
+      try {
+        const stolen = readStolen(dir);
+        // Removed from process.env by the guard, but opencode read it first, into the client it
+        // hands every plugin, and /proc/self/environ is the initial environment.
+        expect(stolen?.password.headers).toBe(server.password);
+        expect(stolen?.password.environ).toBe(server.password);
+        const t = useIt();
+        const run = await e2e.run(["--attach", server.url, "--auto", t.prompt], { cwd: dir });
+        expect(run.code).toBe(0);
+        const lines = toolOutput(run.events).trim().split("\n");
+        expect(lines.slice(0, 2)).toEqual(["plugin left a password", "api sessions: HTTP 200"]);
+        // Its own session at least, and every other one in opencode's data (other tests' turns when
+        // the whole file runs, as every task's of a batch would be).
+        expect(lines[2]).toMatch(/^sessions seen: [1-9]\d*$/);
+      } finally {
+        await killServer(server);
+      }
+    }, 90_000);
+
+    it("server start --sandbox on a workspace that ships code opencode would load: exit 5, naming every file; nothing started, the plugin never ran", async () => {
+      const dir = e2e.workspace();
+      const plugin = shipStealPlugin(dir);
+      mkdirSync(join(dir, ".opencode", "tools"));
+      writeFileSync(join(dir, ".opencode", "tools", "helper.ts"), "export default {};\n");
+      writeFileSync(join(dir, "opencode.json"), '{"plugin": ["./evil.js"]}\n');
+      const before = readRecords(e2e.home.env.XDG_STATE_HOME!).length;
+      const started = await e2e.runRaw(["server", "start", "--sandbox", "workspace-write", "--dir", dir], { cwd: dir });
+      expect(started.code).toBe(5);
+      expect(started.stdout).toBe("");
+      expect(started.stderr).toContain(
+        `--sandbox workspace-write cannot serve ${dir}: the workspace ships code that opencode would load into the server's own process, where the server's password cannot be kept from it (${join(dir, "opencode.json")}, ${plugin}, ${join(dir, ".opencode", "tools", "helper.ts")})`,
+      );
+      expect(readRecords(e2e.home.env.XDG_STATE_HOME!).length).toBe(before);
+      expect(readStolen(dir)).toBeNull();
+    }, 60_000);
+
+    it("a turn whose --dir an earlier turn's agent gave a plugin: exit 5 before anything is sent; the plugin never ran", async () => {
+      const sub = `sub-${secret().slice(0, 6)}`;
+      // The workspace's own .opencode is read-only in the sandbox; a subdirectory's is not.
+      const plant = attackPrompt(plantStealPlugin(sub));
+      const planting = await e2e.run(["--attach", url, "--auto", plant.prompt], { cwd: planted.workspace });
+      expect(planting.code).toBe(0);
+      expect(toolOutput(planting.events).trim()).toBe(`planted ${sub}/.opencode/plugin/steal.js`);
+      const t = useIt();
+      const dir = join(planted.workspace, sub);
+      const run = await e2e.run(["--attach", url, "--dir", dir, "--auto", t.prompt], { cwd: planted.workspace });
+      expect(run.code).toBe(5);
+      expect(run.result.error).toMatchObject({
+        name: "SandboxWorkspaceCode",
+        message: expect.stringContaining(
+          `the sandboxed server at ${url} cannot serve ${dir}: the workspace ships code that opencode would load into the server's own process, where the server's password cannot be kept from it (${join(dir, ".opencode", "plugin", "steal.js")})`,
+        ),
+      });
+      expect(e2e.requestsFor(t.marker)).toEqual([]);
+      expect(readStolen(dir)).toBeNull();
+    }, 90_000);
+
+    it("OPENCODE_DISABLE_PROJECT_CONFIG=1: the server starts, opencode loads none of the workspace's code, the tool gets HTTP 401", async () => {
+      const dir = e2e.workspace();
+      shipStealPlugin(dir);
+      const started = await e2e.runRaw(
+        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+        { cwd: dir, extraEnv: { OPENCODE_DISABLE_PROJECT_CONFIG: "1" } },
+      );
+      expect(started.code, started.stderr).toBe(0);
+      const server = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === started.stdout.trim())!;
+      try {
+        expect(server.sandbox?.project_config).toBe(false);
+        const t = useIt();
+        const run = await e2e.run(["--attach", server.url, "--auto", t.prompt], { cwd: dir });
+        expect(run.code).toBe(0);
+        expect(toolOutput(run.events).trim().split("\n")).toEqual([
+          "plugin left no password",
+          "api sessions: HTTP 401",
+          "sessions seen: 0",
+        ]);
+        expect(readStolen(dir)).toBeNull();
+      } finally {
+        await killServer(server);
+      }
+    }, 90_000);
+  },
+);
+
+describe.skipIf(skip)(
+  "the same plugin in a plain sandboxed turn (no server) gets none of the secrets the sandbox keeps out",
+  () => {
+    async function pluginTurn(args: string[]) {
+      const p = plant(e2e);
+      shipStealPlugin(p.workspace);
+      const key = secret();
+      const run = await e2e.run([...args, "--auto", "scenario:plain plugin"], {
+        cwd: p.workspace,
+        extraEnv: { ...p.tokens, OPENCODE_CONFIG_CONTENT: keyedProvider(e2e.server.url), OC_TEST_PROVIDER_KEY: key },
+      });
+      return { run, key, secrets: p.secrets, stolen: readStolen(p.workspace), text: allText(p.workspace) };
+    }
+
+    it("sandboxed: the plugin runs, and finds the provider key's stand-in, no token, no password, no secret store", async () => {
+      const t = await pluginTurn(["--sandbox", "workspace-write"]);
+      expect(t.run.code).toBe(0);
+      expect(t.stolen).not.toBeNull();
+      expect(t.stolen!.env.OC_TEST_PROVIDER_KEY).toMatch(/^fake_value_[\w-]+$/);
+      expect(t.stolen!.password).toEqual({ env: null, environ: null, headers: null });
+      expect(t.stolen!.files).toEqual({
+        ".ssh/id_ed25519": "unreadable: ENOENT",
+        ".aws/credentials": "unreadable: ENOENT",
+      });
+      for (const value of [...t.secrets, t.key]) expect(t.text).not.toContain(value);
+    }, 90_000);
+
+    it("without the sandbox the same plugin takes them all (what the sandbox is for)", async () => {
+      const t = await pluginTurn([]);
+      expect(t.run.code).toBe(0);
+      expect(t.stolen!.env.OC_TEST_PROVIDER_KEY).toBe(t.key);
+      for (const value of [...t.secrets, t.key]) expect(t.text).toContain(value);
+    }, 90_000);
+  },
+);
 
 describe.skipIf(skip)("stopping a sandboxed server leaves nothing", () => {
   it("server stop ends opencode, its tools, the bridge and the proxy; the socket, the record and the refusals go", async () => {
