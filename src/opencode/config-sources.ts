@@ -6,7 +6,7 @@
 // turn's models live on). The project's files are the repository's: a pull request writes them, so
 // each source says whether it is the user's own (trusted) or the workspace's.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { xdgHome } from "../xdg.js";
 
 export type OpencodeProviderConfig = { options?: { apiKey?: unknown; baseURL?: unknown } };
@@ -26,23 +26,20 @@ export function opencodeConfigDir(env: NodeJS.ProcessEnv): string {
 
 /**
  * The directories opencode reads project configuration from, root first: the workspace and each
- * parent up to the repository's root (the nearest directory with a `.git`), or the workspace alone
- * outside a repository.
+ * parent up to its worktree, the repository's top (the nearest directory with a `.git`), or up to
+ * `/` outside a repository; and that top (null outside one).
  */
-export function projectDirs(workspace: string): string[] {
-  const dirs = [workspace];
-  for (let dir = workspace; !existsSync(join(dir, ".git")); ) {
-    const parent = dirname(dir);
-    if (parent === dir) return [workspace];
-    dir = parent;
-    dirs.push(dir);
+export function projectDirs(workspace: string): { dirs: string[]; top: string | null } {
+  const dirs: string[] = [];
+  for (let at = workspace; ; at = dirname(at)) {
+    dirs.push(at);
+    if (existsSync(join(at, ".git"))) return { dirs: dirs.reverse(), top: at };
+    if (dirname(at) === at) return { dirs: dirs.reverse(), top: null };
   }
-  return dirs.reverse();
 }
 
 /** The project's configuration files opencode would read, lowest precedence first. */
-export function projectConfigFiles(workspace: string): string[] {
-  const dirs = projectDirs(workspace);
+function projectConfigFiles(dirs: string[]): string[] {
   return [
     ...["opencode.jsonc", "opencode.json"].flatMap((f) => dirs.map((d) => join(d, f))),
     ...dirs.flatMap((d) => ["opencode.jsonc", "opencode.json"].map((f) => join(d, ".opencode", f))),
@@ -52,14 +49,22 @@ export function projectConfigFiles(workspace: string): string[] {
 /** Each source that exists and parses, lowest precedence first; one that does not is skipped. */
 export function readOpencodeConfigs(env: NodeJS.ProcessEnv, workspace: string, content?: string): ConfigSource[] {
   const configDir = opencodeConfigDir(env);
+  const project = projectDirs(workspace);
   const own = [
     ...["config.json", "opencode.json", "opencode.jsonc"].map((f) => join(configDir, f)),
     ...(env.OPENCODE_CONFIG ? [env.OPENCODE_CONFIG] : []),
   ];
   const sources: [string, () => string, boolean][] = [
     ...own.map((file) => [file, () => readFileSync(file, "utf8"), true] as [string, () => string, boolean]),
-    ...projectConfigFiles(workspace).map(
-      (file) => [file, () => readFileSync(file, "utf8"), false] as [string, () => string, boolean],
+    // The repository's files (the workspace's, outside one) are the pull request's; a parent's
+    // outside the repository is the machine's.
+    ...projectConfigFiles(project.dirs).map(
+      (file) =>
+        [file, () => readFileSync(file, "utf8"), !isWithin(file, project.top ?? workspace)] as [
+          string,
+          () => string,
+          boolean,
+        ],
     ),
     ["OPENCODE_CONFIG_CONTENT", () => content ?? env.OPENCODE_CONFIG_CONTENT ?? "", true],
   ];
@@ -76,6 +81,8 @@ export function readOpencodeConfigs(env: NodeJS.ProcessEnv, workspace: string, c
   }
   return found;
 }
+
+const isWithin = (path: string, dir: string) => path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
 
 /** A source's name as a person finds it: a workspace file relative to the workspace. */
 export const sourceLabel = (source: ConfigSource, workspace: string) =>

@@ -15,9 +15,10 @@
 // none of them when OPENCODE_DISABLE_PROJECT_CONFIG is set (projectConfigDisabled). The user's own configuration
 // (~/.config/opencode, ~/.opencode, OPENCODE_CONFIG_DIR, OPENCODE_CONFIG_CONTENT) is the user's, not
 // the workspace's, and stays allowed.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { projectDirs } from "../opencode/config-sources.js";
 
 const CODE_DIRS = ["plugin", "plugins", "tool", "tools"] as const;
 const CODE_FILE = /\.(js|ts)$/;
@@ -41,7 +42,7 @@ export function workspaceCode(dir: string, env: NodeJS.ProcessEnv): string[] {
     ...(env.OPENCODE_CONFIG_DIR ? [resolve(env.OPENCODE_CONFIG_DIR)] : []),
   ]);
   const found: string[] = [];
-  for (const at of upToWorktree(resolve(dir))) {
+  for (const at of projectDirs(resolve(dir)).dirs.reverse()) {
     for (const name of CONFIG_FILES) if (namesPlugins(join(at, name))) found.push(join(at, name));
     const dotDir = join(at, ".opencode");
     if (own.has(dotDir) || !isDirectory(dotDir)) continue;
@@ -49,15 +50,6 @@ export function workspaceCode(dir: string, env: NodeJS.ProcessEnv): string[] {
     for (const sub of CODE_DIRS) found.push(...codeFiles(join(dotDir, sub)));
   }
   return found;
-}
-
-/** The directory and its parents, up to the first that holds `.git` (opencode's worktree), else to `/`. */
-function upToWorktree(dir: string): string[] {
-  const dirs: string[] = [];
-  for (let at = dir; ; at = dirname(at)) {
-    dirs.push(at);
-    if (existsSync(join(at, ".git")) || dirname(at) === at) return dirs;
-  }
 }
 
 /** The modules opencode would import from a plugin or tool directory (dot files and links included, as its glob). */

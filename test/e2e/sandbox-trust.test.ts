@@ -2,7 +2,7 @@
 // scripted model, files planted in the workspace as a fork's pull request would carry them. Each
 // attack is shown working where the sandbox does not stand in its way, and refused under it.
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
