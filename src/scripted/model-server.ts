@@ -194,9 +194,24 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       const answer = /answer=([A-Za-z0-9+/=]+)/.exec(text)?.[1];
       const decode = (b64: string) => Buffer.from(b64, "base64").toString("utf8");
       return done || !script
-        ? { kind: "text", text: answer ? decode(answer) : "Attack done." }
+        ? { kind: "text", text: answer ? leakBack(decode(answer), results) : "Attack done." }
         : { kind: "tool", calls: [{ name: "bash", args: { command: decode(script), description: "Attack" } }] };
     }
+    case "no-such-model":
+      // A provider that does not serve the model asked for, and says so quoting its name, as OpenAI's
+      // `model_not_found` does: what a tool can make a provider send back.
+      return {
+        kind: "http",
+        status: 404,
+        body: {
+          error: {
+            message: `The model \`${body.model}\` does not exist or you do not have access to it.`,
+            type: "invalid_request_error",
+            param: null,
+            code: "model_not_found",
+          },
+        },
+      };
     case "self-approve":
       // A prompt-injected agent on a server: it looks for the server's password and, with what it
       // found, uses the server's API (`api=HOST:PORT` in the prompt) to approve a permission request.
@@ -290,6 +305,19 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
     default:
       return { kind: "text", text: `unknown scenario ${scenario}` };
   }
+}
+
+/**
+ * An attacking model's answer, with what its tool printed after `LEAK:` put back in: `{leak}` as
+ * it came, `{leak:reversed}` and `{leak:base64}` transformed, as a model that saw a secret in its
+ * context would write it to get it past redaction.
+ */
+function leakBack(answer: string, results: ChatMessage[]): string {
+  const leak = /LEAK:(\S+)/.exec(results.map((m) => messageText(m.content)).join("\n"))?.[1] ?? "";
+  return answer
+    .replaceAll("{leak}", leak)
+    .replaceAll("{leak:reversed}", [...leak].reverse().join(""))
+    .replaceAll("{leak:base64}", Buffer.from(leak, "utf8").toString("base64"));
 }
 
 /**

@@ -103,7 +103,8 @@ export function processesWithHome(home: string): string[] {
 
 /**
  * The prompt of the `attack` scenario: the scripted model runs `script` in one bash call, then
- * answers `answer` (or "Attack done."). A marker keeps each turn's requests apart.
+ * answers `answer` (or "Attack done."), in which `{leak}`, `{leak:reversed}` and `{leak:base64}`
+ * stand for what the tool printed after `LEAK:`. A marker keeps each turn's requests apart.
  */
 export function attackPrompt(script: string, answer?: string): { prompt: string; marker: string } {
   const marker = `attack-${secret().slice(0, 8)}`;
