@@ -15,6 +15,7 @@ import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
 import { withInboundBridge } from "./inbound.js";
+import { keyInHeaderOnly } from "./key-in-header.js";
 import {
   AUTH_VARIABLE,
   authStoreMask,
@@ -188,19 +189,22 @@ export async function openSandbox(
   const limit = openProcessLimit(maxProcesses);
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
   const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(context.env, maskedVars, f);
+  // The real keys go into the credential headers of requests to their providers only, never into a
+  // body or another header (key-in-header.ts): before the proxy forwards its first request.
+  const narrowed = keyInHeaderOnly(SandboxManager.getSentinelRegistry());
+  const failed = async (message: string) => {
+    if ("restore" in narrowed) narrowed.restore();
+    active = false;
+    rmSync(tmp, { recursive: true, force: true });
+    await limit.close();
+    return { problem: { name: "SandboxUnavailable", message: `--sandbox ${spec.mode} cannot be set up: ${message}` } };
+  };
+  if ("problem" in narrowed) return failed(narrowed.problem);
   try {
     prepareOpencodeDirs(context.env, context.workspace);
     await hostEnv(() => SandboxManager.initialize(config));
   } catch (error) {
-    active = false;
-    rmSync(tmp, { recursive: true, force: true });
-    await limit.close();
-    return {
-      problem: {
-        name: "SandboxUnavailable",
-        message: `--sandbox ${spec.mode} cannot be set up: ${(error as Error).message}`,
-      },
-    };
+    return failed((error as Error).message);
   }
   // The leaves kept from earlier sandboxes spare the first model call the making of a key.
   const proxyCa = SandboxManager.getMitmCA();
@@ -284,6 +288,7 @@ export async function openSandbox(
           SandboxManager.cleanupAfterCommand();
           await SandboxManager.reset();
         } finally {
+          narrowed.restore();
           stopNoDelay();
           active = false;
           rmSync(tmp, { recursive: true, force: true });
