@@ -20,6 +20,7 @@ import {
   toolOutput,
   useCanary,
 } from "../support/escape.js";
+import { expectKeyOnlyInHeader, keyBackAttack } from "../support/key-attack.js";
 import { plantStealPlugin, readStolen, shipStealPlugin, useStolenPassword } from "../support/plugin-thief.js";
 import { descendants, waitFor } from "../support/procs.js";
 import { cliOnPath, runBash } from "../support/run-cli.js";
@@ -183,6 +184,28 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
       `the server at ${url} was started with no --allow-host, which this turn's sandbox does not match: give the server's sandbox flags, or start a server with this turn's`,
     );
   }, 90_000);
+});
+
+describe.skipIf(skip)("a sandboxed server puts its provider's key into the credential header only", () => {
+  it("a tool on it sends the stand-in as a model name and prints it for the model: the key stays outside", async () => {
+    const key = secret();
+    const env = { OPENCODE_CONFIG_CONTENT: keyedProvider(e2e.server.url), OC_TEST_PROVIDER_KEY: key };
+    const dir = e2e.workspace();
+    const started = await e2e.runRaw(
+      ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+      { cwd: dir, extraEnv: env },
+    );
+    expect(started.code).toBe(0);
+    const server = started.stdout.trim();
+    const own = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === server)!;
+    try {
+      const t = await keyBackAttack(e2e, e2e.server.url, env, ["--attach", server], dir);
+      expectKeyOnlyInHeader(t, key);
+      expect(t.run.result.sandbox?.mode).toBe("workspace-write");
+    } finally {
+      await killServer(own);
+    }
+  }, 120_000);
 });
 
 describe.skipIf(skip)("a sandboxed server whose password cannot be kept from its tools does not start", () => {
