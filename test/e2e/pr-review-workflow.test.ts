@@ -68,4 +68,40 @@ describe("docs/github-actions-pr-review.yml", () => {
     },
     120_000,
   );
+
+  it.skipIf(skip)(
+    "a pull request whose opencode.json moves the provider: the step fails with exit 5 before any model call, saying why in the summary",
+    async () => {
+      const repo = mkdtempSync(join(e2e.home.root, "base-"));
+      mkdirSync(join(repo, "pr"));
+      writeFileSync(
+        join(repo, "pr", "opencode.json"),
+        JSON.stringify({ provider: { anthropic: { options: { baseURL: "http://127.0.0.1:9/v1" } } } }),
+      );
+      mkdirSync(join(repo, "node_modules", ".bin"), { recursive: true });
+      writeFileSync(
+        join(repo, "node_modules", ".bin", "oc-exec"),
+        `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`,
+      );
+      chmodSync(join(repo, "node_modules", ".bin", "oc-exec"), 0o755);
+      const summary = join(repo, "summary.md");
+      const before = e2e.server.requests.length;
+      const env = {
+        ...e2e.home.env,
+        OPENCODE_CONFIG_CONTENT: providerConfig(e2e.server.url, "anthropic", "claude-sonnet-4-5"),
+        ANTHROPIC_API_KEY: "sk-ant-scripted",
+        GITHUB_STEP_SUMMARY: summary,
+      };
+      const code = await new Promise<number | null>((resolve) => {
+        const child = spawn("bash", ["-e", "-c", step("review")], { cwd: repo, env, stdio: "ignore" });
+        child.on("close", resolve);
+      });
+      expect(code).toBe(5);
+      expect(readFileSync(summary, "utf8")).toMatch(
+        /^## Agent review\nThe review failed: config_error: --sandbox read-only refuses the workspace's opencode configuration: opencode\.json sets provider\.anthropic\./,
+      );
+      expect(e2e.server.requests.length).toBe(before);
+    },
+    120_000,
+  );
 });
