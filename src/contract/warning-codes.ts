@@ -31,6 +31,8 @@ export const WARNING_CODES = {
     "--warm (OC_EXEC_WARM) was asked for, but this turn cannot run on a server (the reason is in the message): it ran cold, with `opencode run`",
   sandbox_refused:
     "the sandbox refused a connection to a host that is not allowed (the host:port is in the message); a raw connection that bypasses the proxy is refused by the network namespace and cannot be named",
+  sandbox_read_only_links:
+    "files of the workspace with other hard links are kept read-only in the sandbox (writing one would change its other names, which may lie outside); the paths are in the message",
 } as const;
 
 export type WarningCode = keyof typeof WARNING_CODES;

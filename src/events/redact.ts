@@ -4,11 +4,17 @@ export const PATTERNS: readonly [RegExp, string][] = [
   // Authorization headers and bearer tokens, whatever the quoting.
   [/(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+/gi, "$1[REDACTED]"],
   [/\bbearer\s+[A-Za-z0-9._~+/=-]{8,}/gi, "Bearer [REDACTED]"],
-  // key=value style secrets, by the name's ending: api_key, apiKey, x-api-key, GITHUB_TOKEN, "token",
-  // client_secret, MY_SECRET_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, passwd, credentials (not
-  // max_tokens: a name that only contains the word is left alone).
+  // key=value style secrets, by the name's ending: api_key, apiKey, x-api-key, client_secret,
+  // MY_SECRET_KEY, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, passwd (not max_tokens: a name that only
+  // contains the word is left alone).
   [
-    /(\b[A-Za-z0-9_.-]*?(?:api[_-]?key|secret(?:[_-]?(?:access[_-]?)?key)?|access[_-]?key|private[_-]?key|password|passwd|token|credentials?)["']?\s*[:=]\s*["']?)(?!\[REDACTED)[^\s"',;}]{4,}/gi,
+    /(\b[A-Za-z0-9_.-]*?(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|secret(?:[_-]?(?:access[_-]?)?key)?|password|passwd)["']?\s*[:=]\s*["']?)(?!\[REDACTED)[^\s"',;}]{4,}/gi,
+    "$1[REDACTED]",
+  ],
+  // Names that are also ordinary words (GITHUB_TOKEN=unset, "token": "none", credentials: ok):
+  // only a value that looks like a secret, 8 characters or more with a digit.
+  [
+    /(\b[A-Za-z0-9_.-]*?(?:token|credentials?|access[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)(?!\[REDACTED)(?=[^\s"',;}]*\d)[^\s"',;}]{8,}/gi,
     "$1[REDACTED]",
   ],
   // A bare "key" in JSON (opencode's auth.json) when its value looks like one: long, no spaces, a digit.

@@ -29,18 +29,20 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
   const version = detected?.version ?? null;
   const problem: LaunchProblem | null =
     located.ok && detected ? null : { name: "OpencodeNotFound", message: located.ok ? "" : located.message };
-  const warnings: Warning[] =
-    detected && !detected.tested
+  const warnings: Warning[] = [
+    ...(detected && !detected.tested
       ? [
           {
-            code: "untested_opencode",
+            code: "untested_opencode" as const,
             message:
               (majorOf(version) ?? 0) >= 2
                 ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
                 : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
           },
         ]
-      : [];
+      : []),
+    ...(spec.sandbox?.warnings ?? []),
+  ];
   const { sandbox } = spec;
   // opencode's runtime writes a 5.5 MB copy of a native library into TMPDIR at every start and never
   // removes it (upstream: anomalyco/opencode#21427): without a sandbox (which has a TMPDIR of its

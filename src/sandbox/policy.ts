@@ -120,6 +120,8 @@ export type SandboxLayout = {
   socat?: string | null;
   /** opencode's key store to mask (Linux), when it holds keys. */
   authStore?: AuthStoreMask | null;
+  /** Writable paths that must stay read-only: files with other hard links (hard-links.ts). */
+  readOnly?: readonly string[];
 };
 
 /** `host` of a `host:port` entry: the library matches where a credential may go by host name. */
@@ -235,6 +237,7 @@ export function runtimeConfig(layout: SandboxLayout) {
               { exists: layout.exists, read: layout.read ?? (() => null) },
               spec.writable.includes(join(workspace, ".git")),
             ),
+            ...(layout.readOnly ?? []),
           ]
         : [],
     },

@@ -8,12 +8,13 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { LaunchProblem } from "../backend/backend.js";
+import { join, relative } from "node:path";
+import type { LaunchProblem, Warning } from "../backend/backend.js";
 import { readEnvironment } from "../environment.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
+import { hardLinkedFiles, readOnlyForLinks } from "./hard-links.js";
 import { withInboundBridge } from "./inbound.js";
 import { keyInHeaderOnly } from "./key-in-header.js";
 import {
@@ -52,6 +53,8 @@ export type Sandbox = {
   wrap(command: Launch, id: string, inbound?: { port: number }): Promise<Launch>;
   /** The unix socket (a host path) that leads to the inbound port of a wrapped server. */
   inboundSocket: string;
+  /** What every turn in it is told (files kept read-only). */
+  warnings: Warning[];
   /** The connections the proxy refused to the command with this id, as host:port, in order. */
   refused(id: string): string[];
   /** Calls back with the command's refusals (all of them, in order) whenever the proxy refuses one. */
@@ -150,6 +153,9 @@ export async function openSandbox(
         message: `--sandbox ${spec.mode} refuses the workspace's opencode configuration: ${untrusted.join("; ")}. Under a sandbox the providers, small_model and remote MCP servers come from your own configuration (~/.config/opencode, OPENCODE_CONFIG, OPENCODE_CONFIG_CONTENT, --config, -m), never from files the workspace carries, since a pull request writes those: move them there, or remove them from the workspace`,
       },
     };
+  // Only what the sandbox may write can be written through: the workspace and --writable.
+  const links =
+    spec.mode === "workspace-write" ? hardLinkedFiles([context.workspace, ...spec.writable]) : Promise.resolve([]);
   const unavailable = await sandboxUnavailable(context.env);
   if (unavailable)
     return {
@@ -173,6 +179,19 @@ export async function openSandbox(
   // So are the keys of opencode's own key store (its file, or the variable that replaces it).
   const authStore = linux ? authStoreMask(context.env, needs.providers, readText) : null;
   const terminated = terminatedHosts(masked, authStore);
+  const linked = await links;
+  const warnings: Warning[] =
+    linked.length > 0
+      ? [
+          {
+            code: "sandbox_read_only_links",
+            message: `${linked.length} file${linked.length === 1 ? "" : "s"} with other hard links ${linked.length === 1 ? "is" : "are"} kept read-only in the sandbox (writing ${linked.length === 1 ? "it" : "one"} would change ${linked.length === 1 ? "its" : "their"} other names too): ${linked
+              .slice(0, 10)
+              .map((f) => relative(context.workspace, f) || f)
+              .join(", ")}${linked.length > 10 ? `, and ${linked.length - 10} more` : ""}`,
+          },
+        ]
+      : [];
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -185,6 +204,7 @@ export async function openSandbox(
     ca: terminated.length > 0 ? await sandboxCa(context.env) : null,
     socat: linux ? socatWithoutDelay() : null,
     authStore,
+    readOnly: readOnlyForLinks(linked, context.workspace),
   });
   const limit = openProcessLimit(maxProcesses);
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
@@ -230,6 +250,7 @@ export async function openSandbox(
         process_limit: limit.max,
       },
       inboundSocket,
+      warnings,
       async wrap(command, id, inbound) {
         // The library points the sandbox at its proxy but exempts loopback; a provider on loopback
         // must go through the proxy too (the namespace has its own, empty loopback). It also sets

@@ -2,7 +2,7 @@
 // scripted model, files planted in the workspace as a fork's pull request would carry them. Each
 // attack is shown working where the sandbox does not stand in its way, and refused under it.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -246,5 +246,49 @@ describe.skipIf(skip)("a process limit inside the sandbox", () => {
       'OC_EXEC_SANDBOX_MAX_PROCESSES takes a whole number of at least 64, not "10"',
     );
     expect(e2e.requestsFor(marker)).toEqual([]);
+  }, 60_000);
+});
+
+describe.skipIf(skip)("hard links out of the workspace", () => {
+  /** A workspace file that is a hard link to a file outside it (a pnpm store restored from a cache). */
+  function linkedWorkspace() {
+    const store = join(e2e.home.root, `store-${secret().slice(0, 6)}`);
+    mkdirSync(store);
+    writeFileSync(join(store, "index.js"), "module.exports = 1;\n");
+    const workspace = e2e.workspace();
+    mkdirSync(join(workspace, "node_modules", "dep"), { recursive: true });
+    linkSync(join(store, "index.js"), join(workspace, "node_modules", "dep", "index.js"));
+    writeFileSync(join(workspace, "own.js"), "own\n");
+    return { workspace, outside: join(store, "index.js") };
+  }
+  const write = attackPrompt(
+    [
+      "if ( echo 'require(\"child_process\").execSync(\"touch /tmp/pwned\")' >> node_modules/dep/index.js ) 2>/dev/null; then echo 'linked: written'; else echo 'linked: refused'; fi",
+      "if ( echo more >> own.js ) 2>/dev/null; then echo 'own: written'; else echo 'own: refused'; fi",
+    ].join("\n"),
+  ).prompt;
+
+  it("without a sandbox, writing the workspace's file changes the file outside (the attack works)", async () => {
+    const t = linkedWorkspace();
+    const run = await e2e.run(["--auto", write], { cwd: t.workspace });
+    expect(run.code).toBe(0);
+    expect(toolOutput(run.events)).toContain("linked: written");
+    expect(readFileSync(t.outside, "utf8")).toContain("execSync");
+  }, 60_000);
+
+  it("under --sandbox workspace-write the linked file is read-only and named in a warning; the rest stays writable", async () => {
+    const t = linkedWorkspace();
+    const run = await e2e.run(["--sandbox", "workspace-write", "--auto", write], { cwd: t.workspace });
+    expect(run.code).toBe(0);
+    const output = toolOutput(run.events);
+    expect(output).toContain("linked: refused");
+    expect(output).toContain("own: written");
+    expect(readFileSync(t.outside, "utf8")).toBe("module.exports = 1;\n");
+    expect(run.events.filter((e) => e.type === "warning" && e.code === "sandbox_read_only_links")).toMatchObject([
+      {
+        message:
+          "1 file with other hard links is kept read-only in the sandbox (writing it would change its other names too): node_modules/dep/index.js",
+      },
+    ]);
   }, 60_000);
 });

@@ -25,6 +25,7 @@ describe("redact", () => {
     ["passwd: abcdefgh", "passwd: [REDACTED]"],
     // Ordinary text stays: token counts, a plain "key", a URL with @ in its path, ssh's user.
     ['"max_tokens": 4096, input_tokens=120', '"max_tokens": 4096, input_tokens=120'],
+    ["GITHUB_TOKEN=unset credentials: none", "GITHUB_TOKEN=unset credentials: none"],
     ['{"key": "username"}', '{"key": "username"}'],
     [
       "see https://example.com/a@b and ssh://git@github.com/x",

@@ -1,5 +1,6 @@
-// Where the sandbox's pids cgroup goes: the controller's mount (cgroup v1 or v2) and our own path in it.
+// Where the sandbox's pids cgroup goes, and which hard-linked files it keeps read-only.
 import { describe, expect, it } from "vitest";
+import { readOnlyForLinks } from "../../src/sandbox/hard-links.js";
 import { pidsCgroupDirs } from "../../src/sandbox/process-limit.js";
 
 const v1 = [
@@ -26,5 +27,13 @@ describe("the pids cgroup a sandbox's limit is made in", () => {
       "/sys/fs/cgroup/unified",
       "/sys/fs/cgroup/pids",
     ]);
+  });
+});
+
+describe("hard-linked files kept read-only", () => {
+  it("each file while few; their top directories when too many to bind one by one", () => {
+    expect(readOnlyForLinks(["/w/a.js", "/w/lib/b.js"], "/w")).toEqual(["/w/a.js", "/w/lib/b.js"]);
+    const many = Array.from({ length: 300 }, (_, i) => `/w/node_modules/.pnpm/p${i}/index.js`);
+    expect(readOnlyForLinks([...many, "/w/vendor/x.js"], "/w")).toEqual(["/w/node_modules", "/w/vendor"]);
   });
 });
