@@ -1,5 +1,6 @@
 // Why a path the user named cannot be used, or null when it can: checked before anything runs.
-import { statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname } from "node:path";
 
 export function notADirectory(path: string): string | null {
   try {
@@ -15,4 +16,22 @@ export function notAFile(path: string): string | null {
   } catch {
     return "does not exist";
   }
+}
+
+/** Why a file cannot be written (its directory missing or not writable, itself a directory), or null. */
+export function unwritableFile(path: string): string | null {
+  const dir = dirname(path);
+  const dirProblem = notADirectory(dir);
+  if (dirProblem) return `the directory ${dir} ${dirProblem}`;
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    return `cannot write in ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  try {
+    if (statSync(path).isDirectory()) return "is a directory";
+  } catch {
+    // Not there yet: it will be.
+  }
+  return null;
 }

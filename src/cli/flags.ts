@@ -81,6 +81,7 @@ export type RawFlags = WorkFlags & {
   mcp?: string[];
   outputSchema?: string;
   outputLastMessage?: string;
+  outputPatch?: string;
   ephemeral?: boolean;
   export?: boolean;
   includeRaw?: boolean;
@@ -132,6 +133,7 @@ export const FLAG_LABELS: OptionLabels = {
   config: "--config/--mcp",
   outputSchema: "--output-schema",
   outputLastMessage: "--output-last-message",
+  outputPatch: "--output-patch",
   timeoutMs: "--timeout",
   startupTimeoutMs: "--startup-timeout",
   idleTimeoutMs: "--idle-timeout",
@@ -249,6 +251,7 @@ export function optionsFromFlags(
       thinking: flags.thinking,
       outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : undefined,
       outputLastMessage: flags.outputLastMessage,
+      outputPatch: flags.outputPatch,
       timeoutMs: duration(flags.timeout, "--timeout"),
       startupTimeoutMs: duration(flags.startupTimeout, "--startup-timeout"),
       idleTimeoutMs: duration(flags.idleTimeout, "--idle-timeout"),

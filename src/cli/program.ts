@@ -182,6 +182,10 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
   program
     .option("-o, --output-last-message <file>", "write the final assistant message to a file (atomically)")
     .option(
+      "--output-patch <file>",
+      "after the turn, write the workspace's changes as a git patch (git apply on a clean checkout; never .git/)",
+    )
+    .option(
       "--output-schema <file>",
       "a JSON Schema the final answer must satisfy; the value goes to result.structured_output",
     )

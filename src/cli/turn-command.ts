@@ -29,6 +29,12 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
         `${flags.rehearse !== undefined ? "--rehearse" : "OC_EXEC_REHEARSE"} does not apply to a conversation (--input-format jsonl) yet; nothing was run, nothing was sent to a model`,
         "UsageError",
       );
+    // One patch per run: each turn of a conversation would overwrite the last one's.
+    if (flags.outputPatch !== undefined)
+      throw new ConfigError(
+        "--output-patch writes one turn's changes and does not apply to a conversation (--input-format jsonl)",
+        "UsageError",
+      );
     return conversationCommand(args, flags, options, cli.display, io, report);
   }
   // One rule for flags that do nothing in the chosen mode (as --text-deltas without --attach): refused.
@@ -67,7 +73,11 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
         onStderrLine: reporter.stderrLine,
         onToolStarted: reporter.toolStarted,
       },
-      { labels: FLAG_LABELS, prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read },
+      {
+        labels: FLAG_LABELS,
+        prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read,
+        ownFiles: cli.junit ? [cli.junit] : [],
+      },
     );
     const backend = makeBackend(resolved);
     try {

@@ -331,6 +331,17 @@ export const ResultSchema = event(
       .describe(
         "What changed in the workspace during the turn, by whatever means: the tools' writes and the commands the agent ran. files_changed keeps the tools' own writes. Absent when the turn never started.",
       ),
+    output_patch: z
+      .object({
+        path: z.string().describe("The patch file (absolute)."),
+        files: count().describe("How many files the patch changes; 0: the turn changed nothing, the file is empty."),
+        bytes: count().describe("The patch's size in bytes."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "--output-patch: the patch of the turn's workspace changes that was written (git apply takes it on a clean checkout). Absent when none was asked for, the turn never started, or it could not be written (an output_patch_failed warning says why).",
+      ),
     permission_denials: z.array(PermissionDenialSchema),
     sandbox: z
       .object({

@@ -21,6 +21,7 @@ export const WARNING_CODES = {
   export_failed: "`opencode export` after the turn failed; model and cost may be missing",
   delete_failed: "`opencode session delete` for --ephemeral failed; the session remains",
   output_last_message_failed: "the final message could not be written to --output-last-message",
+  output_patch_failed: "the workspace's changes could not be written to --output-patch; no patch file was written",
   question_rejected:
     "on a server (--attach), the agent asked the user a question; a headless turn has nobody to answer, so oc-exec rejected it",
   unavailable_tool:

@@ -99,6 +99,12 @@ export type TurnOptions = {
   outputSchema?: object;
   /** Write the final assistant message to this file, atomically. */
   outputLastMessage?: string;
+  /**
+   * After the turn, write the workspace's changes (a git work tree's files under `dir`: new, changed,
+   * deleted, binary, modes) to this file as a patch `git apply` takes on a clean checkout; never
+   * anything under .git, never this file. Made without running git over what the agent wrote.
+   */
+  outputPatch?: string;
   /** Whole-turn, start-up (first JSON event) and idle (no output) limits in ms; 0 = off. */
   timeoutMs?: number;
   startupTimeoutMs?: number;

@@ -53,6 +53,8 @@ export type ResolvedTurn = {
   textDeltas: boolean;
   outputSchema: object | null;
   outputLastMessage: string | null;
+  /** --output-patch: the file, and the files oc-exec writes that never go into the patch (itself, -o, --junit). */
+  outputPatch: { path: string; exclude: string[] } | null;
   /** null = off. */
   timeoutMs: number | null;
   startupTimeoutMs: number | null;
@@ -84,7 +86,14 @@ export type ResolvedTurn = {
 };
 
 /** What only oc-exec's own callers (the CLI, tests) pass: never part of the public options. */
-export type Internals = { prompt?: PromptReader; labels?: OptionLabels; clock?: Clock; maxLineBytes?: number };
+export type Internals = {
+  prompt?: PromptReader;
+  labels?: OptionLabels;
+  clock?: Clock;
+  maxLineBytes?: number;
+  /** Files the caller writes after the turn (the CLI's --junit): never part of an output patch. */
+  ownFiles?: string[];
+};
 
 function failOnFrom(names: string[], labels: OptionLabels): FailOn[] {
   const unknown = names.filter((n) => !isFailOn(n));
@@ -160,6 +169,14 @@ export function resolveTurnOptions(
     textDeltas: options.textDeltas ?? false,
     outputSchema: options.outputSchema ?? null,
     outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
+    outputPatch: options.outputPatch
+      ? {
+          path: resolve(options.outputPatch),
+          exclude: [options.outputPatch, options.outputLastMessage, ...(internals.ownFiles ?? [])].flatMap((p) =>
+            p ? [resolve(p)] : [],
+          ),
+        }
+      : null,
     timeoutMs: check("timeoutMs").duration(options.timeoutMs ?? DEFAULTS.timeoutMs),
     startupTimeoutMs: check("startupTimeoutMs").duration(options.startupTimeoutMs ?? DEFAULTS.startupTimeoutMs),
     idleTimeoutMs: check("idleTimeoutMs").duration(

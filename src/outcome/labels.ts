@@ -8,6 +8,7 @@ export type OptionName =
   | "config"
   | "outputSchema"
   | "outputLastMessage"
+  | "outputPatch"
   | "timeoutMs"
   | "startupTimeoutMs"
   | "idleTimeoutMs"
@@ -47,6 +48,7 @@ export const API_LABELS: OptionLabels = {
   config: "config",
   outputSchema: "outputSchema",
   outputLastMessage: "outputLastMessage",
+  outputPatch: "outputPatch",
   timeoutMs: "timeoutMs",
   startupTimeoutMs: "startupTimeoutMs",
   idleTimeoutMs: "idleTimeoutMs",

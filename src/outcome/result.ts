@@ -18,6 +18,7 @@ export type ResultMeta = {
   sandbox?: ResultDraft["sandbox"];
   verification?: ResultDraft["verification"];
   attempts?: { attempts: number; failed: NonNullable<ResultDraft["failed_attempts"]> };
+  outputPatch?: ResultDraft["output_patch"];
 };
 
 export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta): ResultDraft {
@@ -31,6 +32,7 @@ export function buildResult(facts: TurnFacts, outcome: Outcome, meta: ResultMeta
   }
   if (meta.workspaceChanges) extras.workspace_changes = meta.workspaceChanges;
   if (meta.sandbox) extras.sandbox = meta.sandbox;
+  if (meta.outputPatch) extras.output_patch = meta.outputPatch;
   return {
     type: "result",
     ok: outcome.class === "success",

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isAlive } from "../server/registry.js";
 
-const KINDS = ["ssh", "sandbox", "guard", "opencode"] as const;
+const KINDS = ["ssh", "sandbox", "guard", "opencode", "patch"] as const;
 const OURS = new RegExp(`^oc-exec-(?:${KINDS.join("|")})-(\\d+)-`);
 
 export function ownTempDir(kind: (typeof KINDS)[number], root = tmpdir()): string {

@@ -10,12 +10,14 @@ import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
+import { writeFileAtomic } from "../output/last-message.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
   type WorkspaceSnapshot,
   workspaceChangesSince,
 } from "../workspace/snapshot.js";
+import { dropPatchBase, type PatchBase, turnPatch } from "../workspace/turn-patch.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import { runAttempts } from "./attempts.js";
 import type { TurnControl } from "./control.js";
@@ -64,12 +66,14 @@ export async function executeTurn(
   let verification: ResultMeta["verification"];
   let verified: TurnEnd["verification"] = null;
   let attempts: ResultMeta["attempts"];
+  let outputPatch: ResultMeta["outputPatch"];
+  let opened: Awaited<ReturnType<typeof prepareTurn>> | null = null;
   const startedAt = Date.now();
   try {
     const made = await backend;
     for (const key of made.removes ?? []) removed.add(key);
     for (const value of made.secrets ?? []) options.redactor.add(value);
-    const opened = await prepareTurn(options, core, made);
+    opened = await prepareTurn(options, core, made);
     if ("problem" in opened) problem = opened.problem;
     else {
       // What the workspace holds before opencode starts, to tell what the turn changed in it.
@@ -103,6 +107,11 @@ export async function executeTurn(
       }
       after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
+      if (opened.patchBase && options.outputPatch) {
+        const base = opened.patchBase;
+        opened.patchBase = null;
+        outputPatch = writeTurnPatch(base, options.outputPatch.path, options.labels.outputPatch, core) ?? undefined;
+      }
       if (made.sandbox)
         sandbox = sandboxReport(
           made.sandbox,
@@ -113,6 +122,8 @@ export async function executeTurn(
     }
   } catch (error) {
     bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  } finally {
+    if (opened && "patchBase" in opened && opened.patchBase) dropPatchBase(opened.patchBase);
   }
   const end: TurnEnd = {
     stop: ran?.stop ?? control.reason,
@@ -133,7 +144,27 @@ export async function executeTurn(
     sandbox,
     verification,
     attempts,
+    outputPatch,
   });
+}
+
+/** --output-patch: the patch written (through the one atomic writer), or a warning and null. */
+function writeTurnPatch(
+  base: PatchBase,
+  path: string,
+  label: string,
+  core: TurnCore,
+): ResultMeta["outputPatch"] | null {
+  try {
+    const patch = turnPatch(base);
+    writeFileAtomic(path, patch.text);
+    return { path, files: patch.files, bytes: patch.text.length };
+  } catch (error) {
+    core.normalizer.warning("output_patch_failed", `could not write ${label} ${path}: ${(error as Error).message}`);
+    return null;
+  } finally {
+    dropPatchBase(base);
+  }
 }
 
 /** Each refused host once as a warning, and the sandbox as the result describes it. */

@@ -4,11 +4,12 @@
 // turn. Returns the opened turn, or the problem that stops it before it starts (config_error).
 import { dirname } from "node:path";
 import type { Backend, LaunchProblem, OpenedTurn, TurnInput } from "../backend/backend.js";
-import { notADirectory, notAFile } from "../fs-checks.js";
+import { notADirectory, notAFile, unwritableFile } from "../fs-checks.js";
 import { titleFor } from "../opencode/invocation.js";
 import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
+import { dropPatchBase, type PatchBase, takePatchBase } from "../workspace/turn-patch.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 
@@ -16,7 +17,7 @@ export async function prepareTurn(
   options: ResolvedTurn,
   core: TurnCore,
   backend: Backend,
-): Promise<(OpenedTurn & { input: TurnInput }) | { problem: LaunchProblem }> {
+): Promise<(OpenedTurn & { input: TurnInput; patchBase: PatchBase | null }) | { problem: LaunchProblem }> {
   const { labels } = options;
   core.started({
     opencode: backend.opencode,
@@ -34,14 +35,33 @@ export async function prepareTurn(
   if (checked.problem) return { problem: checked.problem };
   const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
+  let patchBase: PatchBase | null = null;
   try {
     const input = await readTurnInput(options, core);
+    // The workspace as it is before opencode starts, for --output-patch.
+    if (options.outputPatch) {
+      const taken = takePatchBase(options.dir, options.outputPatch.exclude);
+      if ("problem" in taken)
+        return {
+          problem: {
+            name: "OutputPathError",
+            message: `${labels.outputPatch} ${options.outputPatch.path}: ${taken.problem}`,
+          },
+        };
+      patchBase = taken;
+    }
     const opened = await backend.open(options, input);
-    return "problem" in opened ? opened : { ...opened, input };
+    if ("problem" in opened) return opened;
+    const ready = { ...opened, input, patchBase };
+    patchBase = null;
+    return ready;
   } catch (error) {
     // What the caller must fix (an empty prompt, a bad policy, bad config content) is found here.
     if (!(error instanceof ConfigError)) throw error;
     return { problem: { name: error.name, message: error.message } };
+  } finally {
+    // Not handed on: the turn does not start.
+    if (patchBase) dropPatchBase(patchBase);
   }
 }
 
@@ -62,6 +82,18 @@ function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem 
         message: `${labels.outputLastMessage} ${options.outputLastMessage}: the directory ${dirOfOutput} ${outputProblem}`,
       };
     }
+  }
+  if (options.outputPatch) {
+    const { path } = options.outputPatch;
+    const label = labels.outputPatch;
+    // The patch is made from the workspace on this machine; over ssh it is on the host.
+    if (remote)
+      return {
+        name: "OutputPathError",
+        message: `${label} needs the workspace on this machine; it cannot go with ssh`,
+      };
+    const problem = unwritableFile(path);
+    if (problem) return { name: "OutputPathError", message: `${label} ${path}: ${problem}` };
   }
   return null;
 }
