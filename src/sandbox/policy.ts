@@ -48,6 +48,29 @@ const SECRET_STORES = [
  */
 const PROTECTED_IN_WORKSPACE = ["opencode.json", "opencode.jsonc", ".opencode"] as const;
 
+/**
+ * What the sandbox library keeps read-only in a workspace even where it does not exist yet, by
+ * mounting over an empty file (or directory) it creates there and removes only when the sandbox is
+ * reset, after the turn's result: its DANGEROUS_FILES and dangerous directories (sandbox-runtime's
+ * sandbox-utils.js; test/unit/turn-patch.test.ts keeps the two lists in step). The agent cannot write
+ * these paths, so an empty file at one of them after a sandboxed turn is the library's, not the turn's.
+ */
+export const SANDBOX_MOUNT_POINTS = [
+  ".gitconfig",
+  ".gitmodules",
+  ".bashrc",
+  ".bash_profile",
+  ".zshrc",
+  ".zprofile",
+  ".profile",
+  ".ripgreprc",
+  ".mcp.json",
+  ".vscode",
+  ".idea",
+  ".claude/commands",
+  ".claude/agents",
+] as const;
+
 /** What opencode writes into a .opencode directory (its own and the workspace's) when it is missing. */
 export const OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore";
 

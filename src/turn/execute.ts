@@ -11,6 +11,7 @@ import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
 import { writeFileAtomic } from "../output/last-message.js";
+import { SANDBOX_MOUNT_POINTS } from "../sandbox/policy.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
@@ -110,7 +111,10 @@ export async function executeTurn(
       if (opened.patchBase && options.outputPatch) {
         const base = opened.patchBase;
         opened.patchBase = null;
-        outputPatch = writeTurnPatch(base, options.outputPatch.path, options.labels.outputPatch, core) ?? undefined;
+        // A sandbox leaves empty files where it mounted over missing paths until it is reset.
+        const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
+        outputPatch =
+          writeTurnPatch(base, mountPoints, options.outputPatch.path, options.labels.outputPatch, core) ?? undefined;
       }
       if (made.sandbox)
         sandbox = sandboxReport(
@@ -151,12 +155,13 @@ export async function executeTurn(
 /** --output-patch: the patch written (through the one atomic writer), or a warning and null. */
 function writeTurnPatch(
   base: PatchBase,
+  mountPoints: readonly string[],
   path: string,
   label: string,
   core: TurnCore,
 ): ResultMeta["outputPatch"] | null {
   try {
-    const patch = turnPatch(base);
+    const patch = turnPatch(base, mountPoints);
     writeFileAtomic(path, patch.text);
     return { path, files: patch.files, bytes: patch.text.length };
   } catch (error) {

@@ -81,8 +81,11 @@ export function takePatchBase(dir: string, exclude: string[]): PatchBase | { pro
   }
 }
 
-/** The patch from the base to the workspace as it is now. */
-export function turnPatch(base: PatchBase): TurnPatch {
+/**
+ * The patch from the base to the workspace as it is now. `mountPoints`: names (a path's last
+ * components) where a sandbox leaves empty files of its own; a new empty file there is not the turn's.
+ */
+export function turnPatch(base: PatchBase, mountPoints: readonly string[] = []): TurnPatch {
   const now = new Set(listFiles(base));
   const paths = [...new Set([...base.files.keys(), ...now])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const parts: string[] = [];
@@ -92,6 +95,7 @@ export function turnPatch(base: PatchBase): TurnPatch {
       ? { mode: kept.mode, data: "copy" in kept ? readFileSync(kept.copy) : Buffer.from(kept.target, "latin1") }
       : null;
     const after = now.has(path) || kept ? readSide(base.top, path) : null;
+    if (!kept && after?.data.length === 0 && mountPoints.some((m) => path === m || path.endsWith(`/${m}`))) continue;
     const part = filePatch(path, before, after);
     if (part !== "") parts.push(part);
   }

@@ -18,8 +18,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SANDBOX_MOUNT_POINTS } from "../../src/sandbox/policy.js";
 import { diffLines } from "../../src/workspace/line-diff.js";
 import { dropPatchBase, type PatchBase, takePatchBase, turnPatch } from "../../src/workspace/turn-patch.js";
 
@@ -173,9 +174,9 @@ describe("the turn's patch", () => {
     dropPatchBase(b);
     expect(patch.files).toBe(2);
     expect(existsSync(marker)).toBe(false);
-    // The same planted config does run in the git the next step of a job would use (the attack is real).
-    execFileSync("git", ["status", "--short"], { cwd: ws, env, stdio: "ignore" });
-    expect(existsSync(marker)).toBe(true);
+    // The obvious way to make the patch, git diff in the workspace, runs what was planted (the attack is real).
+    execFileSync("git", ["diff", "--binary", "HEAD"], { cwd: ws, env, stdio: "ignore" });
+    expect(readFileSync(marker, "utf8").split("\n").length).toBeGreaterThan(1);
     const clone = applyToClone(root, ws, patch.text);
     expect(readFileSync(join(clone, "a.txt"), "utf8")).toBe("b\n");
   });
@@ -204,6 +205,31 @@ describe("the turn's patch", () => {
     roots.push(dir);
     const taken = takePatchBase(dir, []);
     expect(taken).toEqual({ problem: expect.stringMatching(/is not in a git work tree/) });
+  });
+});
+
+describe("a sandbox's mount points", () => {
+  it("a new empty file where the sandbox mounts is left out; content there, or a file that was there, is not", () => {
+    const { ws } = repo({ "a.txt": "a\n", ".profile": "kept\n" });
+    const b = base(ws);
+    writeFileSync(join(ws, ".bashrc"), "");
+    mkdirSync(join(ws, ".claude"));
+    writeFileSync(join(ws, ".claude", "agents"), "");
+    writeFileSync(join(ws, ".zshrc"), "echo not empty\n");
+    writeFileSync(join(ws, ".profile"), "");
+    const patch = turnPatch(b, SANDBOX_MOUNT_POINTS);
+    dropPatchBase(b);
+    const names = [...patch.text.toString().matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
+    expect(names).toEqual([".profile", ".zshrc"]);
+  });
+
+  it("the list is the sandbox library's own", async () => {
+    const utils = (await import(
+      resolve("node_modules/@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-utils.js")
+    )) as { DANGEROUS_FILES: string[]; getDangerousDirectories(): string[] };
+    expect([...SANDBOX_MOUNT_POINTS].sort()).toEqual(
+      [...utils.DANGEROUS_FILES, ...utils.getDangerousDirectories()].sort(),
+    );
   });
 });
 
