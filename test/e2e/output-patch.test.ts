@@ -83,10 +83,8 @@ function setUp() {
     "chmod +x tool.sh",
     // A diff driver and textconv for every file; the driver is defined in a config the agent can reach.
     "printf '* diff=evil\\n' > .gitattributes",
-    "mkdir .git/x && cp -r .git/objects .git/refs .git/HEAD .git/x/ && cp .git/config .git/x/config",
-    `printf '[core]\\n\\tfsmonitor = touch ${ran}.fsmonitor\\n[diff "evil"]\\n\\tcommand = touch ${ran}.diff\\n\\ttextconv = touch ${ran}.textconv\\n' >> .git/x/config`,
-    "echo x > .git/commondir",
-    "echo planted-by-the-agent > .git/description",
+    // (refused under the sandbox, where all of .git is read-only; planted without one)
+    `if ( mkdir .git/x && cp -r .git/objects .git/refs .git/HEAD .git/x/ && cp .git/config .git/x/config && printf '[core]\\n\\tfsmonitor = touch ${ran}.fsmonitor\\n[diff "evil"]\\n\\tcommand = touch ${ran}.diff\\n\\ttextconv = touch ${ran}.textconv\\n' >> .git/x/config && echo x > .git/commondir && echo planted-by-the-agent > .git/description ) 2>/dev/null; then echo "git: planted"; else echo "git: refused"; fi`,
     // The patch file's own path, and a tracked directory swapped for a link to a secret outside.
     "echo planted > agent.patch",
     `rm -r conf && ln -s ${aws} conf`,
@@ -106,10 +104,11 @@ async function patchTurn(args: string[]) {
   return { ...t, run, marker, file };
 }
 
-function expectHandOff(t: Awaited<ReturnType<typeof patchTurn>>) {
+function expectHandOff(t: Awaited<ReturnType<typeof patchTurn>>, sandboxed: boolean) {
   expect(t.run.code).toBe(0);
   expect(t.run.result).toMatchObject({ class: "success", text: "Patched." });
   expect(eventsOf(t.run, "tool")[0]?.output).toContain("changes-made");
+  expect(eventsOf(t.run, "tool")[0]?.output).toContain(sandboxed ? "git: refused" : "git: planted");
   // Nothing the agent planted ran while oc-exec listed and patched the workspace.
   for (const kind of ["fsmonitor", "diff", "textconv"]) expect(existsSync(`${t.ran}.${kind}`), kind).toBe(false);
   const patch = readFileSync(t.file);
@@ -139,22 +138,23 @@ function expectHandOff(t: Awaited<ReturnType<typeof patchTurn>>) {
   expect(lstatSync(join(t.pristine, "tool.sh")).mode & 0o111).toBe(0o111);
   expect(existsSync(join(t.pristine, ".git", "x"))).toBe(false);
   expect(readFileSync(join(t.pristine, ".git", "description"), "utf8")).not.toContain("planted");
-  // The plants are live: the job's next plain `git status` in the workspace runs the fsmonitor.
+  // Without a sandbox the plants are live: the job's next plain `git status` in the workspace runs
+  // the fsmonitor. Under it, .git was read-only and nothing was planted.
   execFileSync("git", ["status", "--short"], { cwd: t.ws, env: neutral, stdio: "ignore" });
-  expect(existsSync(`${t.ran}.fsmonitor`)).toBe(true);
+  expect(existsSync(`${t.ran}.fsmonitor`)).toBe(!sandboxed);
 }
 
 describe.skipIf(skip)("--output-patch after a sandboxed turn (--sandbox workspace-write)", () => {
   it("the patch applies to a clean checkout and gives the new tree; nothing planted runs; no secret through a link", async () => {
     const t = await patchTurn(["--sandbox", "workspace-write"]);
-    expectHandOff(t);
+    expectHandOff(t, true);
   });
 });
 
 describe("--output-patch without a sandbox", () => {
   it("the same hand-off from a turn with no sandbox", async () => {
     const t = await patchTurn([]);
-    expectHandOff(t);
+    expectHandOff(t, false);
   });
 });
 
