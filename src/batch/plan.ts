@@ -28,6 +28,7 @@ const FIELD_OF = {
   timeoutMs: "timeout",
   sandbox: "sandbox",
   writable: "writable",
+  readable: "readable",
   allowHosts: "allow_hosts",
   verify: "verify",
   retry: "retry",
@@ -104,6 +105,7 @@ export function planTasks(
           sandbox: task.sandbox ?? defaults.sandbox,
           // Like files, a task's writable paths are relative to its workspace.
           writable: task.writable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.writable,
+          readable: task.readable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.readable,
           allowHosts: task.allow_hosts ?? defaults.allowHosts,
           verify: task.verify ?? defaults.verify,
           retry: task.retry ?? defaults.retry,
@@ -163,7 +165,15 @@ export function serverGroups(run: PlannedTask[]): ServerGroup[] {
     const spec = planned.options.sandbox;
     const ssh = planned.options.ssh;
     const key = JSON.stringify([
-      spec ? [spec.mode, [...spec.writable].sort(), [...spec.allowHosts].sort(), [...spec.passEnv].sort()] : "off",
+      spec
+        ? [
+            spec.mode,
+            [...spec.writable].sort(),
+            [...spec.readable].sort(),
+            [...spec.allowHosts].sort(),
+            [...spec.passEnv].sort(),
+          ]
+        : "off",
       ssh ? [ssh.destination, ssh.dir] : "here",
     ]);
     const group = groups.get(key) ?? { sandbox: spec, ssh, models: [], tasks: [] };

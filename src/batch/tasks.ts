@@ -38,6 +38,10 @@ const TaskSchema = z
       .optional()
       .describe("The task's sandbox: it runs on a server started with it (one per distinct sandbox)."),
     writable: z.array(z.string()).optional().describe("With sandbox workspace-write: more writable paths."),
+    readable: z
+      .array(z.string())
+      .optional()
+      .describe("With a sandbox: more readable paths (HOME is hidden but for a short list)."),
     allow_hosts: z.array(z.string()).optional().describe("With a sandbox: more hosts it may reach."),
     retry: z.number().int().min(0).optional().describe("More attempts after a transient failure (--retry)."),
     fallback_model: z.string().optional().describe("provider/model once the attempts are spent (--fallback-model)."),

@@ -14,6 +14,7 @@ import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
 export type WorkFlags = {
   sandbox?: string;
   writable?: string[];
+  readable?: string[];
   allowHost?: string[];
   passEnv?: string[];
   verify?: string[];
@@ -31,6 +32,7 @@ export function workOptions(
 ): Pick<
   RunTurnOptions,
   | "writable"
+  | "readable"
   | "allowHosts"
   | "passEnv"
   | "verify"
@@ -45,6 +47,7 @@ export function workOptions(
   const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
   return {
     writable: flags.writable,
+    readable: flags.readable,
     allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
     passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
     verify: flags.verify,
@@ -150,6 +153,7 @@ export const FLAG_LABELS: OptionLabels = {
   model: "--model",
   sandbox: "--sandbox",
   writable: "--writable",
+  readable: "--readable",
   allowHosts: "--allow-host",
   passEnv: "--pass-env",
   ssh: "--ssh",

@@ -347,6 +347,11 @@ function sandboxOptions(command: Command, what = "opencode and every tool it sta
     )
     .option("--writable <path>", "with --sandbox workspace-write: another path it may write (repeatable)", collect)
     .option(
+      "--readable <path>",
+      "with --sandbox: another path it may read; HOME is hidden but for opencode's config and toolchains (repeatable)",
+      collect,
+    )
+    .option(
       "--allow-host <host[:port]>",
       "with --sandbox: another host it may reach, e.g. registry.npmjs.org (repeatable)",
       collect,

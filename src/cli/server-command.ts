@@ -31,6 +31,7 @@ type ServerFlags = {
   model?: string;
   sandbox?: string;
   writable?: string[];
+  readable?: string[];
   allowHost?: string[];
   passEnv?: string[];
   ssh?: string;
@@ -174,6 +175,7 @@ function resolveServerSandbox(flags: ServerFlags, env: NodeJS.ProcessEnv): Sandb
     {
       sandbox: flags.sandbox as SandboxSpec["mode"] | undefined,
       writable: flags.writable,
+      readable: flags.readable,
       allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
       passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
     },

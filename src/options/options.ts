@@ -63,6 +63,11 @@ export type SessionOptions = {
   sandbox?: SandboxMode;
   /** With sandbox "workspace-write": more paths the sandbox may write. */
   writable?: string[];
+  /**
+   * With a sandbox: more paths it may read. HOME is hidden in a sandbox but for opencode's
+   * configuration and the toolchains that live there (docs/sandbox.md lists them).
+   */
+  readable?: string[];
   /** With a sandbox: more hosts it lets through, as HOST or HOST:PORT (a package registry, say). */
   allowHosts?: string[];
   /** With a sandbox or ssh: more environment variables it passes on (names, or patterns with `*`). */

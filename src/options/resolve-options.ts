@@ -214,9 +214,9 @@ const ENV_NAME = /^[A-Za-z_*][A-Za-z0-9_*]*$/;
  * On a server (attach), the server's sandbox is what counts: its backend checks the two agree.
  */
 export function resolveSandbox(
-  options: Pick<RunTurnOptions, "sandbox" | "writable" | "allowHosts" | "passEnv">,
+  options: Pick<RunTurnOptions, "sandbox" | "writable" | "readable" | "allowHosts" | "passEnv">,
   env: NodeJS.ProcessEnv,
-  labels: Pick<OptionLabels, "sandbox" | "writable" | "allowHosts" | "passEnv">,
+  labels: Pick<OptionLabels, "sandbox" | "writable" | "readable" | "allowHosts" | "passEnv">,
 ): SandboxSpec | null {
   const fromEnv = env.OC_EXEC_SANDBOX?.trim() || undefined;
   const mode = options.sandbox ?? fromEnv ?? "off";
@@ -224,12 +224,14 @@ export function resolveSandbox(
   if (!(SANDBOX_MODES as readonly string[]).includes(mode))
     throw new ConfigError(`${named} takes ${SANDBOX_MODES.join(", ")}, not ${JSON.stringify(mode)}`, "UsageError");
   const writable = options.writable ?? [];
+  const readable = options.readable ?? [];
   const allowHosts = options.allowHosts ?? [];
   const passEnv = options.passEnv ?? [];
   if (mode === "off") {
     const idle = (
       [
         [writable, labels.writable],
+        [readable, labels.readable],
         [allowHosts, labels.allowHosts],
         [passEnv, labels.passEnv],
       ] as const
@@ -261,7 +263,13 @@ export function resolveSandbox(
         "UsageError",
       );
   }
-  return { mode: mode as SandboxSpec["mode"], writable: paths, allowHosts, passEnv };
+  return {
+    mode: mode as SandboxSpec["mode"],
+    writable: paths,
+    readable: readable.map((p) => resolve(p)),
+    allowHosts,
+    passEnv,
+  };
 }
 
 /** OC_EXEC_WARM_IDLE as milliseconds (0: never idle out), or the default. */

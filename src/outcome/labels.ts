@@ -25,6 +25,7 @@ export type OptionName =
   | "model"
   | "sandbox"
   | "writable"
+  | "readable"
   | "allowHosts"
   | "passEnv"
   | "ssh"
@@ -65,6 +66,7 @@ export const API_LABELS: OptionLabels = {
   model: "model",
   sandbox: "sandbox",
   writable: "writable",
+  readable: "readable",
   allowHosts: "allowHosts",
   passEnv: "passEnv",
   ssh: "ssh",

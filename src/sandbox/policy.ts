@@ -1,10 +1,12 @@
 // What a sandboxed turn may read, write and reach, and the environment it gets, as data for the
 // sandbox library. Pure: the mode, the paths and the hosts in, the library's configuration out.
 //
-// Reads: everything but the secret stores (a turn needs the toolchain, the repository and opencode).
-// Writes: a private temporary directory and opencode's own state (its database, logs, cache), plus
-// the workspace and --writable paths in workspace-write. opencode's configuration stays read-only,
-// in the workspace too, so what the agent writes there cannot run in a later, unsandboxed turn.
+// Reads: the system, the workspace, and of HOME only what home-view.ts lists (opencode's
+// configuration, the toolchains, --readable paths): HOME itself is an empty, writable, throwaway
+// directory inside. Writes: a private temporary directory and opencode's own state, the sandbox's
+// own (private-state.ts), never the state unsandboxed runs use; plus the workspace and --writable
+// paths in workspace-write. opencode's configuration stays read-only, in the workspace too, so what
+// the agent writes there cannot run in a later, unsandboxed turn.
 // Network: the allow-list only, through the library's proxy; the namespace has no other way out.
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
@@ -12,7 +14,10 @@ import { dirname, join, relative, sep } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
 import { registryDir } from "../server/registry.js";
 import { xdgHome } from "../xdg.js";
+import { GIT_CREDENTIAL, type GitConfigCredentials } from "./git-credentials.js";
 import { gitProtectedPaths } from "./git-paths.js";
+import { homeView } from "./home-view.js";
+import { privateStateRoot } from "./private-state.js";
 import type { ProviderCredential, ProviderHosts } from "./providers.js";
 
 export const SANDBOX_MODES = ["off", "read-only", "workspace-write"] as const;
@@ -22,25 +27,11 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 export type SandboxSpec = {
   mode: Exclude<SandboxMode, "off">;
   writable: string[];
+  /** More paths shown read-only (HOME is hidden but for a short list: home-view.ts). */
+  readable: string[];
   allowHosts: string[];
   passEnv: string[];
 };
-
-/** Secret stores under HOME that no sandboxed process may read. */
-const SECRET_STORES = [
-  ".ssh",
-  ".aws",
-  ".config/gcloud",
-  ".azure",
-  ".kube",
-  ".docker",
-  ".config/gh",
-  ".npmrc",
-  ".netrc",
-  ".git-credentials",
-  ".gnupg",
-  ".pgpass",
-] as const;
 
 /**
  * Workspace paths the agent must not write even in workspace-write: config that runs code later
@@ -141,8 +132,10 @@ export type SandboxLayout = {
   ca: { certPath: string; keyPath: string } | null;
   /** The socat the library runs its relays with (relays.ts); absent: the library's own choice. */
   socat?: string | null;
-  /** opencode's key store to mask (Linux), when it holds keys. */
-  authStore?: AuthStoreMask | null;
+  /** opencode's key store (masked on Linux when it holds keys). */
+  authStore?: AuthStore | null;
+  /** The repository's config when it holds a credential (git-credentials.ts). */
+  gitConfig?: GitConfigCredentials | null;
   /** Writable paths that must stay read-only: files with other hard links (hard-links.ts). */
   readOnly?: readonly string[];
 };
@@ -151,59 +144,51 @@ export type SandboxLayout = {
 const hostName = (entry: string) => entry.replace(/:\d+$/, "");
 
 /**
- * opencode's own key store: its file (auth.json in its data directory, written by `opencode auth
- * login`) and the variable that replaces it. Masked like a key variable, but only the `"key"`
- * values of its entries (the rest stays valid JSON for opencode), and sent to the hosts of the
- * turn's providers (the store does not say which key is whose). A file holding OAuth tokens is
- * left as it is: opencode rewrites it to refresh them, and a masked file is read-only.
+ * opencode's own key store as the sandboxed opencode gets it. Its file (auth.json in the data
+ * directory, written by `opencode auth login`) is not where a sandboxed opencode looks: its data
+ * directory is its own (private-state.ts). So the store comes in through the variable that
+ * replaces the file, OPENCODE_AUTH_CONTENT: the variable's own value, else the file's text. Its
+ * `"key"` values are masked like a key variable (the rest stays valid JSON for opencode) and sent
+ * to the hosts of the turn's providers (the store does not say which key is whose). OAuth tokens
+ * pass as they are (as they did in the file): the proxy cannot tell which header carries them.
  */
-export type AuthStoreMask = { variable: boolean; file: string | null; providers: ProviderHosts[] };
+export type AuthStore = { content: string; masked: boolean; providers: ProviderHosts[] };
 export const AUTH_VARIABLE = "OPENCODE_AUTH_CONTENT";
 const AUTH_KEY = /"key"\s*:\s*"([^"\\]+)"/;
 
-/** What of opencode's key store to mask, given what is there (read: a file's text, or null). */
-export function authStoreMask(
+/** opencode's key store for the sandbox, given what is there (read: a file's text, or null). */
+export function authStore(
   env: NodeJS.ProcessEnv,
   providers: ProviderHosts[],
   read: (path: string) => string | null,
-): AuthStoreMask | null {
-  if (providers.length === 0) return null;
-  const variable = AUTH_KEY.test(env[AUTH_VARIABLE] ?? "");
-  const path = join(opencodeDirs(env).data, "auth.json");
-  const text = read(path);
-  const file = text !== null && AUTH_KEY.test(text) && !/"type"\s*:\s*"oauth"/.test(text) ? path : null;
-  return variable || file ? { variable, file, providers } : null;
+): AuthStore | null {
+  const content = env[AUTH_VARIABLE] || read(join(opencodeDirs(env).data, "auth.json"));
+  if (!content) return null;
+  return { content, masked: providers.length > 0 && AUTH_KEY.test(content), providers };
 }
 
 /** The hosts whose TLS the proxy terminates: those of the masked keys sent over TLS. */
-export const terminatedHosts = (masked: readonly ProviderCredential[], auth: AuthStoreMask | null = null) => [
+export const terminatedHosts = (masked: readonly ProviderCredential[], auth: AuthStore | null = null) => [
   ...new Set([
     ...masked.filter((c) => c.tls).flatMap((c) => c.hosts.map(hostName)),
-    ...(auth?.providers ?? []).filter((p) => p.tls).flatMap((p) => p.hosts.map(hostName)),
+    ...(auth?.masked ? auth.providers : []).filter((p) => p.tls).flatMap((p) => p.hosts.map(hostName)),
   ]),
 ];
 
 /** The library's configuration (its SandboxRuntimeConfig, the parts oc-exec sets). */
 export function runtimeConfig(layout: SandboxLayout) {
   const { spec, workspace, env, tmp } = layout;
-  const home = env.HOME || homedir();
-  const dirs = opencodeDirs(env);
   const workspaceWrite = spec.mode === "workspace-write";
   const allowedDomains = [...new Set([...layout.hosts, ...spec.allowHosts])];
   // A stand-in sent over TLS can only be swapped by a proxy that terminates it: the proxy does so
   // for the hosts of masked credentials, with a CA of its own that the sandbox trusts, and only
   // for them (every other allowed host keeps its own certificate, end to end).
-  const auth = layout.authStore ?? null;
+  const auth = layout.authStore?.masked ? layout.authStore : null;
   const terminated = new Set(terminatedHosts(layout.masked, auth));
   const authHosts = [...new Set((auth?.providers ?? []).flatMap((p) => p.hosts.map(hostName)))];
-  // Only the keys' values: group 1 of each match becomes a stand-in, the JSON around it stays.
-  const authEntry = {
-    mode: "mask" as const,
-    extract: AUTH_KEY.source,
-    onExtractNoMatch: "deny" as const,
-    injectHosts: authHosts,
-  };
   const plaintext = layout.masked.some((c) => !c.tls) || (auth?.providers.some((p) => !p.tls) ?? false);
+  const git = layout.gitConfig ?? null;
+  const view = homeView(env, [workspace, ...spec.writable, ...spec.readable], spec.readable, layout.exists);
   return {
     network: {
       allowedDomains,
@@ -217,7 +202,7 @@ export function runtimeConfig(layout: SandboxLayout) {
           }
         : {}),
     },
-    ...(layout.masked.length > 0 || auth
+    ...(layout.masked.length > 0 || auth || git?.file
       ? {
           credentials: {
             // A provider on plain HTTP (a local gateway) gets its key in the clear whoever adds it;
@@ -229,23 +214,47 @@ export function runtimeConfig(layout: SandboxLayout) {
                 mode: "mask" as const,
                 injectHosts: [...new Set(c.hosts.map(hostName))],
               })),
-              ...(auth?.variable ? [{ name: AUTH_VARIABLE, ...authEntry }] : []),
+              // Only the keys' values: group 1 of each match becomes a stand-in, the JSON around it stays.
+              ...(auth
+                ? [
+                    {
+                      name: AUTH_VARIABLE,
+                      mode: "mask" as const,
+                      extract: AUTH_KEY.source,
+                      onExtractNoMatch: "deny" as const,
+                      injectHosts: authHosts,
+                    },
+                  ]
+                : []),
             ],
-            ...(auth?.file ? { files: [{ path: auth.file, ...authEntry }] } : {}),
+            // The repository's token: a stand-in that goes to no host (git's requests carry it
+            // as it is); a file the pattern no longer matches is hidden rather than shown.
+            ...(git?.file
+              ? {
+                  files: [
+                    {
+                      path: git.file,
+                      mode: "mask" as const,
+                      extract: GIT_CREDENTIAL,
+                      onExtractNoMatch: "deny" as const,
+                      injectHosts: [],
+                    },
+                  ],
+                }
+              : {}),
           },
         }
       : {}),
     ...(layout.socat ? { socatPath: layout.socat } : {}),
     filesystem: {
-      // oc-exec's own state, where its server records keep the URLs and passwords of its servers.
-      denyRead: [...SECRET_STORES.map((p) => join(home, p)), dirname(registryDir(env))],
+      denyRead: [...view.denyRead, ...(git?.includes.filter(layout.exists) ?? [])],
+      allowRead: view.allowRead,
       allowWrite: [
         tmp,
-        dirs.data,
-        dirs.state,
-        dirs.cache,
+        // opencode's data, state and cache: the sandbox's own, never the ones unsandboxed runs use.
+        privateStateRoot(env),
         // opencode rewrites this one file of its config directory at every start.
-        join(dirs.config, ".gitignore"),
+        join(opencodeDirs(env).config, ".gitignore"),
         ...(workspaceWrite ? [workspace, ...spec.writable] : []),
       ],
       // A missing file is covered with /dev/null, which opencode reads as a broken config: only the
@@ -388,6 +397,7 @@ export function serverSandboxProblem(asked: SandboxSpec, server: ServerSandbox, 
     [
       // A read-only server writes none of what either names.
       ["--writable", spec.mode === "read-only" ? [] : asked.writable, spec.writable],
+      ["--readable", asked.readable, spec.readable ?? []],
       ["--allow-host", asked.allowHosts, spec.allowHosts],
       ["--pass-env", asked.passEnv, spec.passEnv],
     ] as const

@@ -5,7 +5,7 @@
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -14,13 +14,14 @@ import { readEnvironment } from "../environment.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
+import { gitConfigCredentials } from "./git-credentials.js";
 import { hardLinkedFiles, readOnlyForLinks } from "./hard-links.js";
 import { withInboundBridge } from "./inbound.js";
 import { keyInHeaderOnly } from "./key-in-header.js";
 import {
   AUTH_VARIABLE,
-  authStoreMask,
   OPENCODE_GITIGNORE,
+  authStore as opencodeAuthStore,
   opencodeDirs,
   runtimeConfig,
   type SandboxSpec,
@@ -28,6 +29,7 @@ import {
   shellQuote,
   terminatedHosts,
 } from "./policy.js";
+import { preparePrivateState, privateXdg } from "./private-state.js";
 import { DEFAULT_MAX_PROCESSES, openProcessLimit } from "./process-limit.js";
 import { modelsNeeds, untrustedConfigProblems } from "./providers.js";
 import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
@@ -177,7 +179,10 @@ export async function openSandbox(
   const linux = process.platform === "linux";
   const masked = linux ? needs.credentials.filter((c) => context.env[c.name]) : [];
   // So are the keys of opencode's own key store (its file, or the variable that replaces it).
-  const authStore = linux ? authStoreMask(context.env, needs.providers, readText) : null;
+  const found = opencodeAuthStore(context.env, needs.providers, readText);
+  const authStore = found && { ...found, masked: found.masked && linux };
+  // And the token actions/checkout leaves in the repository's config.
+  const gitConfig = gitConfigCredentials(context.workspace, readText, isDirectory);
   const terminated = terminatedHosts(masked, authStore);
   const linked = await links;
   const warnings: Warning[] =
@@ -204,11 +209,16 @@ export async function openSandbox(
     ca: terminated.length > 0 ? await sandboxCa(context.env) : null,
     socat: linux ? socatWithoutDelay() : null,
     authStore,
+    gitConfig,
     readOnly: readOnlyForLinks(linked, context.workspace),
   });
   const limit = openProcessLimit(maxProcesses);
-  const maskedVars = [...masked.map((c) => c.name), ...(authStore?.variable ? [AUTH_VARIABLE] : [])];
-  const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(context.env, maskedVars, f);
+  const maskedVars = [...masked.map((c) => c.name), ...(authStore?.masked ? [AUTH_VARIABLE] : [])];
+  // The library reads the key store's real text from this process's environment, as it does a key's.
+  const realEnv = authStore ? { ...context.env, [AUTH_VARIABLE]: authStore.content } : context.env;
+  const hostEnv = <T>(f: () => T | Promise<T>) => withHostEnv(realEnv, maskedVars, f);
+  // opencode's data, state and cache inside: the sandbox's own (private-state.ts).
+  const ownState = privateXdg(context.env);
   // The real keys go into the credential headers of requests to their providers only, never into a
   // body or another header (key-in-header.ts): before the proxy forwards its first request.
   const narrowed = keyInHeaderOnly(SandboxManager.getSentinelRegistry());
@@ -285,12 +295,17 @@ export async function openSandbox(
           file: argv[0]!,
           args: argv.slice(1),
           // A credential variable passes as is only when not masked; the library sets the stand-in.
-          env: sandboxEnv(command.env, {
-            credentialVars: needs.credentialVars,
-            passEnv: spec.passEnv,
-            tmp,
-            masked: maskedVars,
-          }),
+          env: {
+            ...sandboxEnv(command.env, {
+              credentialVars: needs.credentialVars,
+              passEnv: spec.passEnv,
+              tmp,
+              masked: maskedVars,
+            }),
+            ...ownState,
+            // Unmasked (no provider to send a key to, OAuth only, or not Linux): as it is.
+            ...(authStore && !authStore.masked ? { [AUTH_VARIABLE]: authStore.content } : {}),
+          },
         });
       },
       refused: refusedTo,
@@ -329,6 +344,14 @@ function processLimitOf(env: NodeJS.ProcessEnv): number | string {
     ? n
     : `OC_EXEC_SANDBOX_MAX_PROCESSES takes a whole number of at least 64, not ${JSON.stringify(text)}`;
 }
+
+const isDirectory = (path: string) => {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** A file's text, or null when it cannot be read (missing, a directory, no permission). */
 function readText(path: string): string | null {
@@ -377,16 +400,16 @@ async function sweepDeadProxySockets(): Promise<void> {
 }
 
 /**
- * opencode creates its directories at start, and cannot inside: its state directories must exist
- * before, and the .gitignore it writes into each .opencode directory it reads (its own config
- * directory's, the workspace's) must already be there, since both are read-only inside. The
- * workspace's .opencode/.gitignore names itself, so git shows nothing new.
+ * opencode creates its directories at start, and cannot inside: its state directories (the
+ * sandbox's own) must exist before, and the .gitignore it writes into each .opencode directory it
+ * reads (its own config directory's, the workspace's) must already be there, since both are
+ * read-only inside. The workspace's .opencode/.gitignore names itself, so git shows nothing new.
  */
 function prepareOpencodeDirs(env: NodeJS.ProcessEnv, workspace: string): void {
-  const dirs = opencodeDirs(env);
-  for (const dir of [dirs.config, dirs.data, dirs.state, dirs.cache, join(workspace, ".opencode")])
+  preparePrivateState(env);
+  const config = opencodeDirs(env).config;
+  for (const dir of [config, join(workspace, ".opencode")]) {
     mkdirSync(dir, { recursive: true });
-  for (const dir of [dirs.config, join(workspace, ".opencode")]) {
     const ignore = join(dir, ".gitignore");
     if (!existsSync(ignore)) writeFileSync(ignore, OPENCODE_GITIGNORE);
   }

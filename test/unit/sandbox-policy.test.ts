@@ -6,7 +6,7 @@ import { resolveTurnOptions } from "../../src/options/resolve-options.js";
 import { gitProtectedPaths, hooksPathOf } from "../../src/sandbox/git-paths.js";
 import { withInboundBridge } from "../../src/sandbox/inbound.js";
 import {
-  authStoreMask,
+  authStore,
   envPattern,
   runtimeConfig,
   type SandboxSpec,
@@ -149,7 +149,7 @@ describe("what the sandbox lets a turn read and write", () => {
   const env = { HOME: "/home/ci", XDG_STATE_HOME: "/home/ci/.local/state" };
   const layout = (mode: "read-only" | "workspace-write", exists: (p: string) => boolean = () => false) =>
     runtimeConfig({
-      spec: { mode, writable: ["/cache/npm"], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+      spec: { mode, writable: ["/cache/npm"], readable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
       workspace: "/work/repo",
       env,
       tmp: "/tmp/oc-exec-sandbox-x",
@@ -162,7 +162,7 @@ describe("what the sandbox lets a turn read and write", () => {
   it("a provider's key set in the environment is masked: a stand-in inside, the real value only to its hosts", () => {
     const config = (masked: ProviderCredential[]) =>
       runtimeConfig({
-        spec: { mode: "workspace-write", writable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+        spec: { mode: "workspace-write", writable: [], readable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
         workspace: "/work/repo",
         env,
         tmp: "/tmp/s",
@@ -202,27 +202,23 @@ describe("what the sandbox lets a turn read and write", () => {
     const apiKey = '{\n  "anthropic": {\n    "type": "api",\n    "key": "sk-ant-123"\n  }\n}';
     const oauth =
       '{"anthropic": {"type": "oauth", "refresh": "r", "access": "a", "expires": 1}, "x": {"type": "api", "key": "k"}}';
-    // The file (opencode's data directory), the variable that replaces it, both, or neither.
-    expect(authStoreMask(env, providers, files(apiKey))).toEqual({ variable: false, file, providers });
-    expect(authStoreMask({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files(null))).toEqual({
-      variable: true,
-      file: null,
+    // The sandboxed opencode's data directory is its own: the store comes in through the variable,
+    // with the variable's own value, else the file's text; neither: nothing.
+    expect(authStore(env, providers, files(apiKey))).toEqual({ content: apiKey, masked: true, providers });
+    expect(authStore({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files(null))).toEqual({
+      content: apiKey,
+      masked: true,
       providers,
     });
-    expect(authStoreMask({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files(apiKey))).toEqual({
-      variable: true,
-      file,
-      providers,
-    });
-    expect(authStoreMask(env, providers, files(null))).toBeNull();
-    expect(authStoreMask(env, providers, files("{}"))).toBeNull();
-    // OAuth tokens: opencode rewrites the file to refresh them, so it stays as it is.
-    expect(authStoreMask(env, providers, files(oauth))).toBeNull();
-    // No provider host to send a key to: nothing to mask with.
-    expect(authStoreMask(env, [], files(apiKey))).toBeNull();
+    expect(authStore({ ...env, OPENCODE_AUTH_CONTENT: apiKey }, providers, files("{}"))?.content).toBe(apiKey);
+    expect(authStore(env, providers, files(null))).toBeNull();
+    // No key to mask, or no provider host to send one to: passed as it is (OAuth tokens as they were).
+    expect(authStore(env, providers, files("{}"))).toEqual({ content: "{}", masked: false, providers });
+    expect(authStore(env, [], files(apiKey))).toEqual({ content: apiKey, masked: false, providers: [] });
+    expect(authStore(env, providers, files(oauth))?.masked).toBe(true);
 
     const config = runtimeConfig({
-      spec: { mode: "workspace-write", writable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
+      spec: { mode: "workspace-write", writable: [], readable: [], allowHosts: ["registry.npmjs.org"], passEnv: [] },
       workspace: "/work/repo",
       env,
       tmp: "/tmp/s",
@@ -230,7 +226,7 @@ describe("what the sandbox lets a turn read and write", () => {
       masked: [],
       ca: { certPath: "/state/ca.crt", keyPath: "/state/ca.key" },
       exists: () => false,
-      authStore: { variable: true, file, providers },
+      authStore: { content: apiKey, masked: true, providers },
     });
     const entry = {
       mode: "mask",
@@ -241,7 +237,6 @@ describe("what the sandbox lets a turn read and write", () => {
     expect(config.credentials).toEqual({
       allowPlaintextInject: true,
       envVars: [{ name: "OPENCODE_AUTH_CONTENT", ...entry }],
-      files: [{ path: file, ...entry }],
     });
     expect(new RegExp(entry.extract).exec(apiKey)?.[1]).toBe("sk-ant-123");
     expect(config.network.tlsTerminate).toEqual({
@@ -270,8 +265,64 @@ describe("what the sandbox lets a turn read and write", () => {
     });
   });
 
-  it("no secret store nor oc-exec's server records are readable", () => {
-    expect(layout("workspace-write").filesystem.denyRead).toEqual([
+  it("HOME is hidden but for opencode's configuration, the toolchains there and the paths the turn names", () => {
+    const existing = new Set([
+      "/home/ci/.local/state/oc-exec",
+      "/home/ci/.ssh",
+      "/home/ci/.cargo/bin",
+      "/home/ci/.local/bin",
+      "/srv/xdg-config",
+      "/home/ci/gcp.json",
+    ]);
+    const relocated = runtimeConfig({
+      spec: { mode: "read-only", writable: [], readable: ["/home/ci/notes"], allowHosts: [], passEnv: [] },
+      workspace: "/home/ci/work/repo",
+      env: {
+        ...env,
+        XDG_CONFIG_HOME: "/srv/xdg-config",
+        GOOGLE_APPLICATION_CREDENTIALS: "/home/ci/gcp.json",
+        PATH: "/home/ci/.cargo/bin:/home/ci:/home/ci/.local/bin:/usr/bin",
+      },
+      tmp: "/tmp/s",
+      hosts: [],
+      masked: [],
+      ca: null,
+      exists: (p) => existing.has(p),
+    }).filesystem;
+    expect(relocated.denyRead).toEqual([
+      "/home/ci",
+      "/srv/xdg-config",
+      "/home/ci/.local/state/oc-exec",
+      "/home/ci/.ssh",
+      "/home/ci/gcp.json",
+    ]);
+    expect(relocated.allowRead).toEqual([
+      "/home/ci/work/repo",
+      "/home/ci/notes",
+      "/srv/xdg-config/opencode",
+      "/home/ci/.cache/opencode",
+      "/home/ci/.cargo/bin",
+      "/home/ci/.local/bin",
+    ]);
+    // The file GOOGLE_APPLICATION_CREDENTIALS names is shown when --readable names it.
+    const shown = runtimeConfig({
+      spec: { mode: "read-only", writable: [], readable: ["/home/ci/gcp.json"], allowHosts: [], passEnv: [] },
+      workspace: "/work/repo",
+      env: { ...env, GOOGLE_APPLICATION_CREDENTIALS: "/home/ci/gcp.json" },
+      tmp: "/tmp/s",
+      hosts: [],
+      masked: [],
+      ca: null,
+      exists: (p) => existing.has(p),
+    }).filesystem;
+    expect(shown.denyRead).not.toContain("/home/ci/gcp.json");
+    expect(shown.allowRead).toContain("/home/ci/gcp.json");
+  });
+
+  it("every secret store and oc-exec's own state stay hidden, under a --readable HOME too", () => {
+    expect(layout("workspace-write", () => true).filesystem.denyRead).toEqual([
+      "/home/ci",
+      "/home/ci/.local/state/oc-exec",
       "/home/ci/.ssh",
       "/home/ci/.aws",
       "/home/ci/.config/gcloud",
@@ -284,16 +335,13 @@ describe("what the sandbox lets a turn read and write", () => {
       "/home/ci/.git-credentials",
       "/home/ci/.gnupg",
       "/home/ci/.pgpass",
-      "/home/ci/.local/state/oc-exec",
     ]);
   });
 
-  it("read-only writes only its temporary directory and opencode's state; workspace-write adds the workspace and --writable", () => {
+  it("read-only writes only its temporary directory and opencode's state, the sandbox's own; workspace-write adds the workspace and --writable", () => {
     const own = [
       "/tmp/oc-exec-sandbox-x",
-      "/home/ci/.local/share/opencode",
-      "/home/ci/.local/state/opencode",
-      "/home/ci/.cache/opencode",
+      "/home/ci/.local/state/oc-exec/sandbox-opencode",
       "/home/ci/.config/opencode/.gitignore",
     ];
     expect(layout("read-only").filesystem.allowWrite).toEqual(own);
@@ -397,6 +445,7 @@ describe("sandbox options: one rule for flags that would do nothing", () => {
     expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" } }).sandbox).toEqual({
       mode: "read-only",
       writable: [],
+      readable: [],
       allowHosts: [],
       passEnv: [],
     });
@@ -457,6 +506,7 @@ describe("a turn on a sandboxed server", () => {
   const spec = (mode: SandboxSpec["mode"], more: Partial<SandboxSpec> = {}): SandboxSpec => ({
     mode,
     writable: [],
+    readable: [],
     allowHosts: [],
     passEnv: [],
     ...more,

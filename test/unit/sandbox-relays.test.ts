@@ -13,7 +13,7 @@ import { noDelayOnAccept, socatWithoutDelay } from "../../src/sandbox/relays.js"
 
 const layout = (socat?: string | null) =>
   runtimeConfig({
-    spec: { mode: "workspace-write", writable: [], allowHosts: [], passEnv: [] },
+    spec: { mode: "workspace-write", writable: [], readable: [], allowHosts: [], passEnv: [] },
     workspace: "/work/repo",
     env: { HOME: "/home/ci" },
     tmp: "/tmp/s",

@@ -28,14 +28,14 @@ describe("warmKey", () => {
       { ...base, dir: "/other" },
       { ...base, binary: "/opt/opencode" },
       { ...base, version: "1.18.34" },
-      { ...base, sandbox: { mode: "read-only" as const, writable: [], allowHosts: [], passEnv: [] } },
+      { ...base, sandbox: { mode: "read-only" as const, writable: [], readable: [], allowHosts: [], passEnv: [] } },
     ])
       expect(warmKey(other)).not.toBe(key);
   });
 
   it("models count only in a sandbox (they choose the providers it lets through)", () => {
     expect(warmKey({ ...base, models: ["a/b"] })).toBe(warmKey(base));
-    const sandbox = { mode: "read-only" as const, writable: [], allowHosts: [], passEnv: [] };
+    const sandbox = { mode: "read-only" as const, writable: [], readable: [], allowHosts: [], passEnv: [] };
     expect(warmKey({ ...base, sandbox, models: ["a/b"] })).not.toBe(warmKey({ ...base, sandbox }));
   });
 
