@@ -333,9 +333,13 @@ function escapeScript(prompt: string): string {
   const outsideTmp = "/tmp/oc-exec-escape-$(basename $(dirname $PWD))-$(basename $PWD).txt";
   const attempt = (what: string, command: string) =>
     `if ( ${command} ) >/dev/null 2>&1; then echo "${what}: done"; else echo "${what}: refused"; fi`;
+  // A write into a sandbox's own HOME (a tmpfs mounted at HOME's path, gone with the sandbox) is
+  // made, and thrown away: said so, not "done".
+  const inHome = (what: string, dir: string, command: string) =>
+    `if ( ${command} ) >/dev/null 2>&1; then case "$(cd ${dir} && pwd)/" in "$HOME"/*) grep -q " $HOME [^-]* - tmpfs " /proc/self/mountinfo && echo "${what}: thrown away" || echo "${what}: done";; *) echo "${what}: done";; esac; else echo "${what}: refused"; fi`;
   return [
-    attempt("write ../escape.txt", "echo pwned > ../escape.txt"),
-    attempt("write ~/.bashrc", 'echo pwned >> "$HOME/.bashrc"'),
+    inHome("write ../escape.txt", "..", "echo pwned > ../escape.txt"),
+    inHome("write ~/.bashrc", '"$HOME"', 'echo pwned >> "$HOME/.bashrc"'),
     attempt(`write ${outsideTmp}`, `echo pwned > ${outsideTmp}`),
     attempt("write inside.txt", "echo inside > inside.txt"),
     // Inside the workspace, but files that run code later, outside any sandbox (an editor's tasks).

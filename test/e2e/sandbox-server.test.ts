@@ -72,7 +72,13 @@ async function attachTurn(args: string[], cwd = planted.workspace) {
 describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-injected agent (--attach)", () => {
   it("server start says which sandbox, and its record keeps it", () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(record.sandbox?.spec).toEqual({ mode: "workspace-write", writable: [], allowHosts: [], passEnv: [] });
+    expect(record.sandbox?.spec).toEqual({
+      mode: "workspace-write",
+      writable: [],
+      readable: [],
+      allowHosts: [],
+      passEnv: [],
+    });
     expect(record.sandbox?.info.allowed_hosts).toEqual([`127.0.0.1:${e2e.server.port}`]);
   });
 
@@ -101,8 +107,9 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
     const t = await attachTurn(["--sandbox", "workspace-write"]);
     expect(t.run.code).toBe(0);
     expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
-    expect(t.output).toContain("write ../escape.txt: refused");
-    expect(t.output).toContain("write ~/.bashrc: refused");
+    // The workspace's parent and HOME are the sandbox's own HOME (a tmpfs): made, and thrown away.
+    expect(t.output).toContain("write ../escape.txt: thrown away");
+    expect(t.output).toContain("write ~/.bashrc: thrown away");
     expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
     expect(t.output).toContain("write inside.txt: done");
     expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
@@ -130,7 +137,8 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
   it("--verify: the check runs in the server's sandbox (no secret store, no write outside, no token), started by the turn's own process", async () => {
     const check = [
       'if cat "$HOME/.ssh/id_ed25519" >/dev/null 2>&1; then echo "read the key"; exit 9; fi',
-      'if (echo out > ../verify-escape.txt) 2>/dev/null; then echo "wrote outside"; exit 8; fi',
+      // The workspace's parent is HOME here: in the sandbox, its own (a tmpfs), thrown away after.
+      'if (echo out > ../verify-escape.txt) 2>/dev/null && ! grep -q " $HOME [^-]* - tmpfs " /proc/self/mountinfo; then echo "wrote outside"; exit 8; fi',
       'if env | grep -q "^GITHUB_TOKEN="; then echo "saw the token"; exit 7; fi',
       "echo inside > verify-inside.txt",
     ].join("\n");
@@ -166,7 +174,8 @@ describe.skipIf(skip)("server start --sandbox workspace-write against a prompt-i
   it("a turn without --sandbox runs in the server's sandbox all the same, and says so", async () => {
     const t = await attachTurn([]);
     expect(t.run.code).toBe(0);
-    expect(t.output).toContain("write ../escape.txt: refused");
+    expect(t.output).toContain("write ../escape.txt: thrown away");
+    expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
     expect(t.run.result.sandbox?.mode).toBe("workspace-write");
   }, 90_000);
 

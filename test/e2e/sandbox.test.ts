@@ -65,8 +65,9 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     expect(t.run.stderr).not.toContain("SandboxUnavailable");
     expect(t.run.code).toBe(0);
     expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
-    expect(t.output).toContain("write ../escape.txt: refused");
-    expect(t.output).toContain("write ~/.bashrc: refused");
+    // The workspace's parent and HOME are the sandbox's own HOME (a tmpfs): made, and thrown away.
+    expect(t.output).toContain("write ../escape.txt: thrown away");
+    expect(t.output).toContain("write ~/.bashrc: thrown away");
     expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
     expect(t.output).toContain("write inside.txt: done");
     expect(t.output).toContain("write .vscode/tasks.json: refused");
@@ -106,7 +107,8 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     const t = await escapeTurn(["--sandbox", "read-only"]);
     expect(t.run.code).toBe(0);
     expect(t.output).toContain("write inside.txt: refused");
-    expect(t.output).toContain("write ../escape.txt: refused");
+    expect(t.output).toContain("write ../escape.txt: thrown away");
+    for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
     expect(existsSync(join(t.workspace, "inside.txt"))).toBe(false);
     expect(t.run.result.sandbox).toMatchObject({ mode: "read-only", refused_connections: 2 });
     expect(t.run.result.sandbox?.writable).not.toContain(t.workspace);
@@ -295,8 +297,13 @@ describe.skipIf(skip)("the escape rehearsal: watching the sandbox hold on your o
     const run = await e2e.run(["--rehearse", "escape", "--sandbox", "workspace-write", "go"]);
     expect(run.code).toBe(0);
     const output = toolOutput(run.events);
+    // The workspace's parent and HOME: the sandbox's own HOME, whose writes go with it.
+    const inHome = (line: string) => line.startsWith("write ../escape.txt") || line.startsWith("write ~/.bashrc");
     for (const line of output.split("\n").filter((l) => /^(write|curl|tcp|dns) /.test(l)))
-      expect(line).toMatch(line.startsWith("write inside.txt") ? /: done$/ : /: refused$/);
+      expect(line).toMatch(
+        line.startsWith("write inside.txt") ? /: done$/ : inHome(line) ? /: thrown away$/ : /: refused$/,
+      );
+    expect(existsSync(join(e2e.home.root, ".bashrc"))).toBe(false);
     expect(output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
     expect(output).not.toContain("rehearsal-fake");
     expect(run.result.sandbox?.refused_connections).toBe(2);
