@@ -349,6 +349,12 @@ export const ResultSchema = event(
         refused_connections: count().describe(
           "Connections the sandbox's proxy refused (each named by a sandbox_refused warning).",
         ),
+        opencode_config_changed: z
+          .array(z.string())
+          .optional()
+          .describe(
+            "opencode's configuration the turn created or changed in the workspace (opencode.json(c), files under .opencode/), relative to it: the next opencode started there reads it, outside any sandbox too (a sandbox_opencode_config warning names them).",
+          ),
       })
       .strict()
       .optional()

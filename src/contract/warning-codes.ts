@@ -34,6 +34,8 @@ export const WARNING_CODES = {
     "the sandbox refused a connection to a host that is not allowed (the host:port is in the message); a raw connection that bypasses the proxy is refused by the network namespace and cannot be named",
   sandbox_read_only_links:
     "files of the workspace with other hard links are kept read-only in the sandbox (writing one would change its other names, which may lie outside); the paths are in the message",
+  sandbox_opencode_config:
+    "a sandboxed turn created or changed opencode's configuration in the workspace (opencode.json(c), .opencode/); the next opencode started there reads it, outside any sandbox too; the paths are in the message",
 } as const;
 
 export type WarningCode = keyof typeof WARNING_CODES;

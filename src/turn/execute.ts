@@ -120,6 +120,7 @@ export async function executeTurn(
         sandbox = sandboxReport(
           made.sandbox,
           refused.flatMap((f) => f()),
+          workspace?.files ?? [],
           core,
           options,
         );
@@ -172,10 +173,18 @@ function writeTurnPatch(
   }
 }
 
+/**
+ * opencode's configuration in the workspace: opencode.json(c) anywhere in it and all under a
+ * `.opencode` directory. What a sandboxed turn writes there is read by the next opencode started on
+ * that directory (a later, unsandboxed turn too): the user is told.
+ */
+const OPENCODE_CONFIG_PATH = /(^|\/)(opencode\.jsonc?$|\.opencode\/)/;
+
 /** Each refused host once as a warning, and the sandbox as the result describes it. */
 function sandboxReport(
   info: NonNullable<Backend["sandbox"]>,
   refused: string[],
+  changes: readonly { path: string }[],
   core: TurnCore,
   options: ResolvedTurn,
 ): ResultMeta["sandbox"] {
@@ -184,5 +193,11 @@ function sandboxReport(
       "sandbox_refused",
       `the sandbox refused a connection to ${host}: not an allowed host (${options.labels.allowHosts} ${host} lets it through)`,
     );
-  return { ...info, refused_connections: refused.length };
+  const config = changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p));
+  if (config.length > 0)
+    core.normalizer.warning(
+      "sandbox_opencode_config",
+      `the turn created or changed opencode's configuration in the workspace: ${config.join(", ")}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
+    );
+  return { ...info, refused_connections: refused.length, opencode_config_changed: config };
 }
