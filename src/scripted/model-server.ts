@@ -353,6 +353,12 @@ function escapeScript(prompt: string): string {
     'echo "server password is ${OPENCODE_SERVER_PASSWORD:-unset}"',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     'echo "tmpdir: ${TMPDIR:-unset}"',
+    // What runs later, outside: git's internals (a repository copied into .git and named in
+    // commondir brings its own fsmonitor), and a file hard-linked to one outside.
+    `[ -d .git ] && ${attempt("write .git/commondir", "mkdir -p .git/x && cp -r .git/HEAD .git/refs .git/objects .git/x/ && echo x > .git/commondir")}`,
+    `[ -f linked.txt ] && ${attempt("write linked.txt (a hard link to a file outside)", "echo pwned >> linked.txt")}`,
+    // Stores a deny list misses: the sandbox's HOME shows none of them.
+    'echo "pypirc: $(cat ~/.pypirc 2>&1 | head -c 200)"',
     attempt(`curl ${host}:${port}`, `curl -sf -m 5 http://${host}:${port}/curl`),
     attempt(
       `tcp ${host}:${port}`,

@@ -3,7 +3,8 @@
 // provider, a key or a real failure. Nothing of the user's (workspace, config, sessions) is touched,
 // and the run says so (a `rehearsal` warning first, the model named rehearsal/scripted).
 
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { linkSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, join } from "node:path";
@@ -26,7 +27,7 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
   const rehearsal: Rehearsal = REHEARSALS[name];
   const server = await startModelServer();
   const home = makeHermeticHome(server.url, "oc-exec-rehearsal-");
-  const attack = rehearsal.attack ? await plantAttack(home.root) : null;
+  const attack = rehearsal.attack ? await plantAttack(home.root, home.workspace) : null;
   // Only PATH, the terminal's settings and the sandbox asked for come from the caller; provider keys
   // and opencode config do not.
   const kept = Object.fromEntries(
@@ -59,11 +60,17 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
  * canary HTTP server on loopback that is not the provider. What escapes lands in the throwaway
  * tree, except the write to /tmp, which stop() removes.
  */
-async function plantAttack(root: string) {
+async function plantAttack(root: string, workspace: string) {
   mkdirSync(join(root, ".ssh"), { recursive: true });
   writeFileSync(join(root, ".ssh", "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nrehearsal-fake-ssh-key\n");
   mkdirSync(join(root, ".aws"), { recursive: true });
   writeFileSync(join(root, ".aws", "credentials"), "[default]\naws_secret_access_key = rehearsal-fake-aws-key\n");
+  // A store no deny list named, a repository whose .git the agent plants in, and a workspace file
+  // hard-linked to one outside it (a pnpm store's).
+  writeFileSync(join(root, ".pypirc"), "[pypi]\npassword = rehearsal-fake-pypi-token\n");
+  spawnSync("git", ["init", "-q", workspace], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: root } });
+  writeFileSync(join(root, "outside.txt"), "outside\n");
+  linkSync(join(root, "outside.txt"), join(workspace, "linked.txt"));
   const canary = createServer((_req, res) => res.end("canary"));
   await new Promise<void>((resolve) => canary.listen(0, "127.0.0.1", resolve));
   return {

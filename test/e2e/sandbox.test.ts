@@ -306,6 +306,10 @@ describe.skipIf(skip)("the escape rehearsal: watching the sandbox hold on your o
     expect(existsSync(join(e2e.home.root, ".bashrc"))).toBe(false);
     expect(output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
     expect(output).not.toContain("rehearsal-fake");
+    // What would run later, outside: git's internals and a file hard-linked to one outside.
+    expect(output).toContain("write .git/commondir: refused");
+    expect(output).toContain("write linked.txt (a hard link to a file outside): refused");
+    expect(output).toMatch(/^pypirc: cat: .*No such file or directory$/m);
     expect(run.result.sandbox?.refused_connections).toBe(2);
   }, 60_000);
 
