@@ -336,7 +336,7 @@ describe("opencode's temporary files", () => {
 
   it("a server started without a sandbox has one for its life, removed when it stops", async () => {
     const tmp = mkdtempSync(join(e2e.home.root, "tmp-"));
-    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0"], { extraEnv: { TMPDIR: tmp } });
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "15m"], { extraEnv: { TMPDIR: tmp } });
     expect(started.code).toBe(0);
     const url = started.stdout.trim();
     try {

@@ -37,7 +37,7 @@ describe.skipIf(process.platform !== "linux")("nothing of a killed oc-exec's tur
   }, 60_000);
 
   it("the supervisor killed outright: the orphan watcher ends its opencode serve and everything below it", async () => {
-    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0"]);
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "15m"]);
     expect(started.code).toBe(0);
     const record = readRecords(e2e.home.env.XDG_STATE_HOME!).find((r) => r.url === started.stdout.trim())!;
     const below = [record.pid, ...descendants(record.pid).map((p) => p.pid)];

@@ -242,7 +242,7 @@ describe("--attach: the server killed and restarted between attempts", () => {
     const port = await freePort();
     const dir = e2e.workspace();
     const start = () =>
-      e2e.runRaw(["server", "start", "--port", String(port), "--idle-timeout", "0", "--dir", dir], { cwd: dir });
+      e2e.runRaw(["server", "start", "--port", String(port), "--idle-timeout", "15m", "--dir", dir], { cwd: dir });
     const first = await start();
     expect(first.code, first.stderr).toBe(0);
     const url = first.stdout.trim();

@@ -42,7 +42,7 @@ beforeAll(async () => {
   // No OPENCODE_SERVER_PASSWORD here: a turn would take it as the server's password.
   planted = plant(e2e, ["GITHUB_TOKEN", "NPM_TOKEN"]);
   const started = await e2e.runRaw(
-    ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", planted.workspace],
+    ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "15m", "--dir", planted.workspace],
     { cwd: planted.workspace, extraEnv: planted.tokens },
   );
   if (started.code !== 0) throw new Error(`server start failed (${started.code}): ${started.stderr}`);
@@ -201,7 +201,7 @@ describe.skipIf(skip)("a sandboxed server puts its provider's key into the crede
     const env = { OPENCODE_CONFIG_CONTENT: keyedProvider(e2e.server.url), OC_TEST_PROVIDER_KEY: key };
     const dir = e2e.workspace();
     const started = await e2e.runRaw(
-      ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+      ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "15m", "--dir", dir],
       { cwd: dir, extraEnv: env },
     );
     expect(started.code).toBe(0);
@@ -212,6 +212,8 @@ describe.skipIf(skip)("a sandboxed server puts its provider's key into the crede
       expectKeyOnlyInHeader(t, key);
       expect(t.run.result.sandbox?.mode).toBe("workspace-write");
     } finally {
+      // Stopped, not only killed: its record goes with it (later tests count the records).
+      await e2e.runRaw(["server", "stop", server]);
       await killServer(own);
     }
   }, 120_000);
@@ -236,7 +238,7 @@ describe.skipIf(skip)("a sandboxed server whose password cannot be kept from its
 describe.skipIf(skip)("a server without a sandbox: the same attacks succeed, and it cannot give one", () => {
   it("writes land outside, the canary is reached, the secrets reach the model; --sandbox on it is exit 5, nothing sent", async () => {
     const dir = e2e.workspace();
-    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "0", "--dir", dir], {
+    const started = await e2e.runRaw(["server", "start", "--idle-timeout", "15m", "--dir", dir], {
       cwd: dir,
       extraEnv: planted.tokens,
     });
@@ -424,7 +426,7 @@ describe.skipIf(skip)(
       // What opencode would otherwise write there at start, and cannot in the sandbox.
       writeFileSync(join(trusted, ".gitignore"), OPENCODE_GITIGNORE);
       const started = await e2e.runRaw(
-        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "15m", "--dir", dir],
         { cwd: dir, extraEnv: { OPENCODE_CONFIG_DIR: trusted } },
       );
       expect(started.code, started.stderr).toBe(0);
@@ -490,7 +492,7 @@ describe.skipIf(skip)(
       const dir = e2e.workspace();
       shipStealPlugin(dir);
       const started = await e2e.runRaw(
-        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "0", "--dir", dir],
+        ["server", "start", "--sandbox", "workspace-write", "--idle-timeout", "15m", "--dir", dir],
         { cwd: dir, extraEnv: { OPENCODE_DISABLE_PROJECT_CONFIG: "1" } },
       );
       expect(started.code, started.stderr).toBe(0);

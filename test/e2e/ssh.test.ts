@@ -320,7 +320,7 @@ describe.skipIf(process.platform !== "linux")("the --ssh examples of the README 
 describe.skipIf(process.platform !== "linux")("server start --ssh: a warm server on another host", () => {
   it("start, an --attach turn with a tool there, stop: nothing left on either side", async () => {
     const dir = mkdtempSync(join(ssh.remote.root, "served-"));
-    const started = await e2e.runRaw(["server", "start", ...ssh.args(), "--dir", dir, "--idle-timeout", "0"]);
+    const started = await e2e.runRaw(["server", "start", ...ssh.args(), "--dir", dir, "--idle-timeout", "15m"]);
     expect(started.stderr).toContain(`on ${ssh.destination}, forwarded to`);
     expect(started.code).toBe(0);
     const url = started.stdout.trim();

@@ -58,7 +58,7 @@ const rss = (pid: number) =>
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
 
-const started = await run(["server", "start", "--idle-timeout", "0"]);
+const started = await run(["server", "start", "--idle-timeout", "30m"]);
 const url = started.stdout.trim();
 const dir = join(home.env.XDG_STATE_HOME!, "oc-exec", "servers");
 const record = JSON.parse(readFileSync(join(dir, readdirSync(dir).find((n) => n.endsWith(".json"))!), "utf8")) as {

@@ -36,7 +36,7 @@ export async function killServer(record: { pid: number; supervisor_pid?: number 
   await waitFor(() => [...pids, ...below].every((p) => !isAlive(p)), 10_000, "the server's processes to end");
 }
 
-export function useWarmServer(e2e: E2E, args: string[] = ["--idle-timeout", "0"]): WarmServer {
+export function useWarmServer(e2e: E2E, args: string[] = ["--idle-timeout", "15m"]): WarmServer {
   const ctx = {} as WarmServer;
   let toolPids: number[] = [];
   beforeAll(async () => {
