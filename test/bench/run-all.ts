@@ -3,7 +3,7 @@
 //
 //   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,warm-loop,ssh,otel] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -442,7 +442,7 @@ async function warm(): Promise<void> {
   const env = { ...home.env };
   const started = await measure(
     process.execPath,
-    [BIN, "server", "start", "--idle-timeout", "0", "--dir", home.workspace],
+    [BIN, "server", "start", "--idle-timeout", "30m", "--dir", home.workspace],
     {
       env,
       keepLines: true,
@@ -632,6 +632,32 @@ async function sandboxBench(): Promise<void> {
     }),
   );
   front.close();
+  // A workspace with a large node_modules, part of it hard-linked to a store outside (pnpm's
+  // layout): the sandbox scans it for files with other links and keeps those read-only.
+  const big = join(home.root, "big-workspace");
+  const store = join(home.root, "store");
+  mkdirSync(store, { recursive: true });
+  for (let p = 0; p < 1000; p++) {
+    const dir = join(big, "node_modules", `pkg-${p}`);
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 20; i++) {
+      const file = join(dir, `f${i}.js`);
+      if (i === 0) {
+        writeFileSync(join(store, `pkg-${p}.js`), "module.exports = 1;\n");
+        linkSync(join(store, `pkg-${p}.js`), file);
+      } else writeFileSync(file, "module.exports = 1;\n");
+    }
+  }
+  out(
+    "  a workspace with a 20,000-file node_modules, 1,000 of its files hard links to a store outside (scanned, kept read-only)",
+  );
+  await sandboxPairs((sandboxed) =>
+    measure(
+      process.execPath,
+      [BIN, "-q", "--auto", ...(sandboxed ? ["--sandbox", "workspace-write"] : []), "--dir", big, "scenario:tool x"],
+      { env },
+    ),
+  );
   // Warm: the same tool turn through --attach on a server started with --sandbox workspace-write,
   // against one started without (each request crosses the inbound bridge; each model call the proxy).
   const start = async (sandboxed: boolean) => {
