@@ -31,7 +31,7 @@ import { capProblems, printable } from "../output/printable.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
 import { writeBatchStepSummary } from "../progress/step-summary.js";
-import { openRunReport, type RunReport } from "../reports/run-report.js";
+import { openRunReport, type RunReport, writeRunReport } from "../reports/run-report.js";
 import { startServer, stopServer } from "../server/managed.js";
 import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
@@ -85,17 +85,20 @@ export async function batchNotRun(
     writer.write(event);
   });
   await writer.drained();
-  await writeReport(report, io);
+  const refused = await writeReport(report, io);
   writeBatchStepSummary(io.env, sayer(io, "batch"), summary, io.stderr);
-  return summary.exit_code;
+  return refused ?? summary.exit_code;
 }
 
 const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
   io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
 
-/** Writes the reports (--junit, a trace) once the stream's last line is out; a failure is said on stderr. */
-async function writeReport(report: RunReport | null, io: Pick<CliIo, "stderr">): Promise<void> {
-  for (const problem of (await report?.write()) ?? []) io.stderr.write(`oc-exec: ${problem}\n`);
+/**
+ * Writes the reports (--junit, a trace) once the stream's last line is out; a failure is said on
+ * stderr. Returns the exit status that replaces the run's own when a report was refused as unsafe.
+ */
+function writeReport(report: RunReport | null, io: Pick<CliIo, "stderr">): Promise<number | null> {
+  return writeRunReport(report, io.stderr);
 }
 
 export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): Promise<number> {
@@ -297,7 +300,7 @@ async function runBatchCommand(
         signal: (_reason, signal) => progress.note(`received ${signal}: stopping the running tasks`),
       },
     );
-    await writeReport(report, io);
+    const refused = await writeReport(report, io);
     progress.stop();
     if (!flags.quiet)
       say(
@@ -306,7 +309,7 @@ async function runBatchCommand(
           : batchEndLine(summary!),
       );
     writeBatchStepSummary(io.env, say, summary!, io.stderr);
-    return exit;
+    return refused ?? exit;
   } finally {
     progress.stop();
     await stopServers();
@@ -381,10 +384,10 @@ export async function mergeCommand(
   const problems = capProblems(merged.end.problems);
   const summary = writeBatchResult({ ...merged.end, problems }, write);
   await writer.drained();
-  await writeReport(report, io);
+  const refused = await writeReport(report, io);
   const say = sayer(io, "merge");
   for (const p of problems) say(p);
   say(batchEndLine(summary));
   writeBatchStepSummary(io.env, say, summary, io.stderr);
-  return summary.exit_code;
+  return refused ?? summary.exit_code;
 }

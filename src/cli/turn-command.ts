@@ -7,7 +7,7 @@ import type { RunTurnOptions } from "../options/options.js";
 import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
 import { createReporter } from "../progress/reporter.js";
-import { openRunReport, type RunReport } from "../reports/run-report.js";
+import { openRunReport, type RunReport, writeRunReport } from "../reports/run-report.js";
 import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Driver, deliver } from "./deliver.js";
@@ -112,8 +112,10 @@ export async function deliverTurn(
 ): Promise<number> {
   const progress = reporter ?? (await createReporter({ ...display, stream: io.stderr, env: io.env }));
   let showing = true;
+  let code: number;
+  let refused: number | null = null;
   try {
-    return await deliver(drive, io, {
+    code = await deliver(drive, io, {
       event(event, stdoutGone) {
         report?.observe(event);
         if (!showing) return;
@@ -138,8 +140,9 @@ export async function deliverTurn(
   } finally {
     progress.stop();
     // After the last line, whatever ended the run (a signal, a timeout): the reports say how.
-    for (const problem of (await report?.write()) ?? []) io.stderr.write(`oc-exec: ${problem}\n`);
+    refused = await writeRunReport(report, io.stderr);
   }
+  return refused ?? code;
 }
 
 /**

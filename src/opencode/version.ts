@@ -1,8 +1,9 @@
 // The opencode version and feature set, detected once per binary. `opencode --version` costs
 // over a second (a large binary starting up), so answers are cached per path, size and mtime;
 // the bundled dependency's version is read from its package.json for free.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { writeFileSafely } from "../sys/safe-write.js";
 import { xdgHome } from "../xdg.js";
 import { ALL_FEATURES, type Features, knownFeatures, majorOf, parseRunHelp, V2_FEATURES } from "./features.js";
 import type { Located } from "./locate.js";
@@ -27,12 +28,11 @@ function readCache(file: string): Cache {
 function writeCache(file: string, cache: Cache): void {
   try {
     mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(cache));
-    renameSync(tmp, file);
   } catch {
     // A read-only cache only costs the next run another detection.
   }
+  // Not written (read-only, or a link at the path) likewise: the problem is not worth a word.
+  writeFileSafely(file, JSON.stringify(cache));
 }
 
 function parseVersionOutput(text: string): string | null {

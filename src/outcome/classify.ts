@@ -42,6 +42,8 @@ export type TurnEnd = {
   process: ProcessEnd | null;
   /** The final answer failed --output-schema. */
   outputError: string | null;
+  /** A file oc-exec writes after the turn (-o) was refused: a link planted at it during the turn. */
+  refusedWrite?: { name: string; message: string } | null;
   /** The upstream source was lost mid-turn (--attach: the server went away or its stream broke). */
   lost?: { name: string; message: string } | null;
   /** What changed in the workspace during the turn (git, or the tools' writes): --fail-on no-changes reads it. */
@@ -181,6 +183,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
   }),
   config_error: (facts, end, labels) => {
     if (end.launchError) return detail(end.launchError.name, end.launchError.message);
+    if (end.refusedWrite) return detail(end.refusedWrite.name, end.refusedWrite.message);
     const unrunnable = end.verification?.unrunnable;
     if (unrunnable)
       return detail(

@@ -1,10 +1,38 @@
-// --output-last-message FILE and --output-patch FILE: written atomically (a temporary file in the
-// same directory, then a rename), so a reader never sees half a message or half a patch.
-import { renameSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+// --output-last-message FILE: planned before the turn (the path checked, its directory pinned) and
+// written after it through the safe writer: whole or not at all, and never through a link the
+// sandboxed agent planted at the path or a temporary name during the turn.
 
-export function writeFileAtomic(path: string, text: string | Uint8Array): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+import { dirname } from "node:path";
+import type { LaunchProblem } from "../backend/backend.js";
+import { notADirectory } from "../fs-checks.js";
+import { type PlannedWrite, planWrite, writePlanned } from "../sys/safe-write.js";
+
+/** The file's plan, or the problem that stops the turn before it starts. */
+export function planLastMessage(path: string, label: string): PlannedWrite | { problem: LaunchProblem } {
+  const dir = dirname(path);
+  const missing = notADirectory(dir);
+  if (missing)
+    return { problem: { name: "OutputPathError", message: `${label} ${path}: the directory ${dir} ${missing}` } };
+  const plan = planWrite(path);
+  return "problem" in plan
+    ? { problem: { name: "OutputPathError", message: `${label} ${path}: ${plan.problem}` } }
+    : plan;
+}
+
+/**
+ * Writes the message. A refusal (the path became unsafe during the turn) is the turn's config
+ * error; any other failure is a warning, and the turn's outcome stands.
+ */
+export function writeLastMessage(
+  plan: PlannedWrite,
+  text: string,
+  label: string,
+): { refused: LaunchProblem } | { failed: string } | null {
+  const failed = writePlanned(plan, text);
+  if (!failed) return null;
+  if (failed.refused)
+    return {
+      refused: { name: "OutputPathRefused", message: `${label} ${plan.path} was not written: ${failed.problem}` },
+    };
+  return { failed: `could not write ${label} ${plan.path}: ${failed.problem}` };
 }

@@ -6,10 +6,11 @@
 // a leaf when the library first mints it (kept when the sandbox closes) and handed back to the
 // library's cache at the next sandbox while it is still good for the CA and the host.
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { dirname, join } from "node:path";
 import { registryDir } from "../server/registry.js";
+import { writeFileSafely } from "../sys/safe-write.js";
 
 type Library = typeof import("@anthropic-ai/sandbox-runtime");
 /** The library's CA in use (SandboxManager.getMitmCA()); its leafCerts are what it mints with. */
@@ -19,13 +20,6 @@ type Leaf = { certPem: string; keyPem: string };
 const DAY_MS = 86_400_000;
 
 const caDir = (env: NodeJS.ProcessEnv) => join(dirname(registryDir(env)), "sandbox-ca");
-
-/** Written to a temporary name and renamed: concurrent runs never read half a file. */
-function writeAtomically(path: string, text: string, mode: number): void {
-  const part = `${path}.${process.pid}.tmp`;
-  writeFileSync(part, text, { mode });
-  renameSync(part, path);
-}
 
 /** The CA's files, made now when missing, broken or within a day of their end. */
 export async function sandboxCa(env: NodeJS.ProcessEnv): Promise<{ certPath: string; keyPath: string }> {
@@ -41,8 +35,10 @@ export async function sandboxCa(env: NodeJS.ProcessEnv): Promise<{ certPath: str
   }
   const made = generateCa({ cn: "oc-exec sandbox CA" });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeAtomically(keyPath, made.keyPem, 0o600);
-  writeAtomically(certPath, made.certPem, 0o644);
+  // Whole files (concurrent runs never read half a one), and never through a link (sys/safe-write.ts).
+  const failed =
+    writeFileSafely(keyPath, made.keyPem, { mode: 0o600 }) ?? writeFileSafely(certPath, made.certPem, { mode: 0o644 });
+  if (failed) throw new Error(`the sandbox CA could not be kept in ${dir}: ${failed.problem}`);
   return { certPath, keyPath };
 }
 
@@ -94,10 +90,9 @@ export function keepLeaves(env: NodeJS.ProcessEnv, ca: ProxyCa, hosts: readonly 
   for (const host of hosts) {
     const leaf = ca.leafCerts.get(host);
     if (!leaf || seeded.includes(host)) continue;
-    try {
-      writeAtomically(leafPath(env, host), JSON.stringify({ certPem: leaf.certPem, keyPem: leaf.keyPem }), 0o600);
-    } catch {
-      // Not kept (a read-only state directory): the next sandbox mints its own.
-    }
+    // Not kept (a read-only state directory): the next sandbox mints its own.
+    writeFileSafely(leafPath(env, host), JSON.stringify({ certPem: leaf.certPem, keyPem: leaf.keyPem }), {
+      mode: 0o600,
+    });
   }
 }

@@ -5,7 +5,7 @@
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -14,6 +14,7 @@ import { readEnvironment } from "../environment.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
 import { isAlive } from "../server/registry.js";
+import { writeFileSafely } from "../sys/safe-write.js";
 import { gitConfigCredentials } from "./git-credentials.js";
 import { hardLinkedFiles, readOnlyForLinks } from "./hard-links.js";
 import { withInboundBridge } from "./inbound.js";
@@ -411,7 +412,9 @@ function prepareOpencodeDirs(env: NodeJS.ProcessEnv, workspace: string): void {
   for (const dir of [config, join(workspace, ".opencode")]) {
     mkdirSync(dir, { recursive: true });
     const ignore = join(dir, ".gitignore");
-    if (!existsSync(ignore)) writeFileSync(ignore, OPENCODE_GITIGNORE);
+    // A link there (a dangling one could come with the checkout) is not written through: opencode
+    // then says it cannot write the file (sys/safe-write.ts).
+    if (!existsSync(ignore)) writeFileSafely(ignore, OPENCODE_GITIGNORE);
   }
 }
 

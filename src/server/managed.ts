@@ -342,7 +342,14 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
         }
       : {}),
   };
-  writeServer(env, record);
+  const unrecorded = writeServer(env, record);
+  if (unrecorded) {
+    // A server no record names could never be attached to, nor stopped by `server stop`.
+    await stopProcessTree(pid);
+    await release();
+    report({ failed: `the server's record could not be written: ${unrecorded.problem}`, timedOut: false });
+    return EXIT_CODES.config_error;
+  }
   // Turns on the server read the refusals from here: the proxy that names them runs in this process.
   const unwatch = sandbox?.sandbox.onRefused(sandbox.id, (hosts) =>
     writeFileSync(refusedFile(env, config.id), hosts.map((h) => `${h}\n`).join(""), { mode: 0o600 }),

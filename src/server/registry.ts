@@ -2,10 +2,11 @@
 // ($XDG_STATE_HOME/oc-exec/servers, else ~/.local/state/oc-exec/servers), readable by the user
 // only: each holds the server's generated password, so that `--attach URL` finds it without the
 // script handling secrets. A file is written when its server is up and removed when it stops.
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SandboxCheck, SandboxSpec } from "../sandbox/policy.js";
 import type { SandboxInfo } from "../sandbox/sandbox.js";
+import { type WriteProblem, writeFileSafely } from "../sys/safe-write.js";
 import { xdgHome } from "../xdg.js";
 
 export type ManagedServer = {
@@ -49,14 +50,11 @@ export function registryDir(env: NodeJS.ProcessEnv): string {
   return join(xdgHome(env, "state"), "oc-exec", "servers");
 }
 
-export function writeServer(env: NodeJS.ProcessEnv, server: ManagedServer): void {
+/** Writes a server's record, whole and readable by the user only; a problem when it could not be. */
+export function writeServer(env: NodeJS.ProcessEnv, server: ManagedServer): WriteProblem | undefined {
   const dir = registryDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, `${server.id}.json`);
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(server, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temp, 0o600);
-  renameSync(temp, file);
+  return writeFileSafely(join(dir, `${server.id}.json`), `${JSON.stringify(server, null, 2)}\n`, { mode: 0o600 });
 }
 
 /** The connections a sandboxed server's proxy refused, one host:port per line, as its supervisor writes them. */

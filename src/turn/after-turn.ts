@@ -6,7 +6,8 @@ import type { SessionOps } from "../backend/backend.js";
 import type { Normalizer } from "../events/normalize.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { StopReason } from "../outcome/classify.js";
-import { writeFileAtomic } from "../output/last-message.js";
+import { writeLastMessage } from "../output/last-message.js";
+import type { PlannedWrite } from "../sys/safe-write.js";
 import { checkStructuredOutput } from "./structured-output.js";
 
 export type AfterTurn = {
@@ -16,6 +17,8 @@ export type AfterTurn = {
   sessionDeleted: boolean | undefined;
   /** The final answer failed the output schema. */
   outputError: string | null;
+  /** The last-message file was refused: its path became a link, or its directory moved, during the turn. */
+  refusedWrite: { name: string; message: string } | null;
 };
 
 const STOPPED_BY_USER = new Set<StopReason["kind"]>(["interrupted", "terminated", "broken_pipe"]);
@@ -25,6 +28,8 @@ export async function afterTurn(
   normalizer: Normalizer,
   ops: SessionOps,
   stop: StopReason | null,
+  /** The last-message file as planned before the turn (prepare.ts). */
+  output: PlannedWrite | null,
 ): Promise<AfterTurn> {
   const facts = normalizer.facts;
   const after: AfterTurn = {
@@ -33,6 +38,7 @@ export async function afterTurn(
     structuredOutput: undefined,
     sessionDeleted: undefined,
     outputError: null,
+    refusedWrite: null,
   };
   // What opencode itself said it used beats what was asked for (an agent may switch models).
   after.model = facts.model ?? options.model;
@@ -56,15 +62,11 @@ export async function afterTurn(
     if ("value" in check) after.structuredOutput = check;
     else after.outputError = check.error;
   }
-  if (options.outputLastMessage && facts.finalText !== null) {
-    try {
-      writeFileAtomic(options.outputLastMessage, options.redactor.text(facts.finalText));
-    } catch (error) {
-      normalizer.warning(
-        "output_last_message_failed",
-        `could not write ${options.labels.outputLastMessage} ${options.outputLastMessage}: ${(error as Error).message}`,
-      );
-    }
+  if (output && facts.finalText !== null) {
+    const label = options.labels.outputLastMessage;
+    const written = writeLastMessage(output, options.redactor.text(facts.finalText), label);
+    if (written && "refused" in written) after.refusedWrite = written.refused;
+    else if (written) normalizer.warning("output_last_message_failed", written.failed);
   }
   return after;
 }

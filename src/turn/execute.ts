@@ -10,8 +10,8 @@ import { removedByPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { TurnEnd } from "../outcome/classify.js";
 import type { ResultMeta } from "../outcome/result.js";
-import { writeFileAtomic } from "../output/last-message.js";
 import { SANDBOX_MOUNT_POINTS } from "../sandbox/policy.js";
+import { type PlannedWrite, writePlanned } from "../sys/safe-write.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
@@ -68,6 +68,7 @@ export async function executeTurn(
   let verified: TurnEnd["verification"] = null;
   let attempts: ResultMeta["attempts"];
   let outputPatch: ResultMeta["outputPatch"];
+  let patchRefused: { name: string; message: string } | null = null;
   let opened: Awaited<ReturnType<typeof prepareTurn>> | null = null;
   const startedAt = Date.now();
   try {
@@ -106,7 +107,7 @@ export async function executeTurn(
         refused.push(...checked.refused);
         if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
       }
-      after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason);
+      after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
       workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
       if (opened.patchBase && options.outputPatch) {
         const base = opened.patchBase;
@@ -114,7 +115,9 @@ export async function executeTurn(
         // A sandbox leaves empty files where it mounted over missing paths until it is reset.
         const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
         outputPatch =
-          writeTurnPatch(base, mountPoints, options.outputPatch.path, options.labels.outputPatch, core) ?? undefined;
+          writeTurnPatch(base, mountPoints, opened.patch!, options.labels.outputPatch, core, (refused) => {
+            patchRefused = refused;
+          }) ?? undefined;
       }
       if (made.sandbox)
         sandbox = sandboxReport(
@@ -136,6 +139,7 @@ export async function executeTurn(
     internalError: ran?.internalError ?? bug,
     process: ran?.process ?? null,
     outputError: after?.outputError ?? null,
+    refusedWrite: after?.refusedWrite ?? patchRefused,
     lost: ran?.lost ?? null,
     workspaceChanges: workspace ?? null,
     verification: verified,
@@ -153,17 +157,28 @@ export async function executeTurn(
   });
 }
 
-/** --output-patch: the patch written (through the one atomic writer), or a warning and null. */
+/**
+ * --output-patch: the patch written through the safe writer where it was planned, or null: a
+ * refusal (the path became a link, its directory moved, during the turn) is the turn's config
+ * error, as --output-last-message's; any other failure a warning.
+ */
 function writeTurnPatch(
   base: PatchBase,
   mountPoints: readonly string[],
-  path: string,
+  plan: PlannedWrite,
   label: string,
   core: TurnCore,
+  refuse: (problem: { name: string; message: string }) => void,
 ): ResultMeta["outputPatch"] | null {
+  const { path } = plan;
   try {
     const patch = turnPatch(base, mountPoints);
-    writeFileAtomic(path, patch.text);
+    const failed = writePlanned(plan, patch.text);
+    if (failed?.refused) {
+      refuse({ name: "OutputPathRefused", message: `${label} ${path} was not written: ${failed.problem}` });
+      return null;
+    }
+    if (failed) throw new Error(failed.problem);
     return { path, files: patch.files, bytes: patch.text.length };
   } catch (error) {
     core.normalizer.warning("output_patch_failed", `could not write ${label} ${path}: ${(error as Error).message}`);

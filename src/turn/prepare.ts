@@ -1,14 +1,15 @@
 // The one prologue every turn runs before its backend opens it, whatever the backend: write
 // run.started, check the workspace, the backend's own problem and its checks, the files and the
-// output path, read the prompt and build the permission policy, then ask the backend to open the
+// last-message file (planned: see output/last-message.ts), read the prompt and build the permission policy, then ask the backend to open the
 // turn. Returns the opened turn, or the problem that stops it before it starts (config_error).
-import { dirname } from "node:path";
 import type { Backend, LaunchProblem, OpenedTurn, TurnInput } from "../backend/backend.js";
 import { notADirectory, notAFile, unwritableFile } from "../fs-checks.js";
 import { titleFor } from "../opencode/invocation.js";
 import { buildPolicy, invalidInheritedPolicy } from "../opencode/permissions.js";
 import type { ResolvedTurn } from "../options/resolve-options.js";
 import { ConfigError } from "../outcome/errors.js";
+import { planLastMessage } from "../output/last-message.js";
+import { type PlannedWrite, planWrite } from "../sys/safe-write.js";
 import { dropPatchBase, type PatchBase, takePatchBase } from "../workspace/turn-patch.js";
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
@@ -17,7 +18,15 @@ export async function prepareTurn(
   options: ResolvedTurn,
   core: TurnCore,
   backend: Backend,
-): Promise<(OpenedTurn & { input: TurnInput; patchBase: PatchBase | null }) | { problem: LaunchProblem }> {
+): Promise<
+  | (OpenedTurn & {
+      input: TurnInput;
+      output: PlannedWrite | null;
+      patchBase: PatchBase | null;
+      patch: PlannedWrite | null;
+    })
+  | { problem: LaunchProblem }
+> {
   const { labels } = options;
   core.started({
     opencode: backend.opencode,
@@ -36,6 +45,20 @@ export async function prepareTurn(
   const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
   let patchBase: PatchBase | null = null;
+  // The last-message file, planned now: after the turn it is written only where it was planned.
+  const output = options.outputLastMessage
+    ? planLastMessage(options.outputLastMessage, labels.outputLastMessage)
+    : null;
+  if (output && "problem" in output) return output;
+  // The patch file likewise (--output-patch), planned where its check above found it writable.
+  const patch = options.outputPatch ? planWrite(options.outputPatch.path) : null;
+  if (patch && "problem" in patch)
+    return {
+      problem: {
+        name: "OutputPathError",
+        message: `${labels.outputPatch} ${options.outputPatch!.path}: ${patch.problem}`,
+      },
+    };
   try {
     const input = await readTurnInput(options, core);
     // The workspace as it is before opencode starts, for --output-patch.
@@ -52,7 +75,7 @@ export async function prepareTurn(
     }
     const opened = await backend.open(options, input);
     if ("problem" in opened) return opened;
-    const ready = { ...opened, input, patchBase };
+    const ready = { ...opened, input, output, patchBase, patch };
     patchBase = null;
     return ready;
   } catch (error) {
@@ -65,23 +88,13 @@ export async function prepareTurn(
   }
 }
 
-/** The files to attach and the last-message file's directory, checked before the turn starts. */
+/** The files to attach, checked before the turn starts. */
 function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem | null {
   const { labels } = options;
   // Over ssh the files are on the host: opencode there says if one is missing.
   for (const file of remote ? [] : options.files) {
     const fileProblem = notAFile(file);
     if (fileProblem) return { name: "FileNotFound", message: `${labels.files} ${file} ${fileProblem}` };
-  }
-  if (options.outputLastMessage) {
-    const dirOfOutput = dirname(options.outputLastMessage);
-    const outputProblem = notADirectory(dirOfOutput);
-    if (outputProblem) {
-      return {
-        name: "OutputPathError",
-        message: `${labels.outputLastMessage} ${options.outputLastMessage}: the directory ${dirOfOutput} ${outputProblem}`,
-      };
-    }
   }
   if (options.outputPatch) {
     const { path } = options.outputPatch;
