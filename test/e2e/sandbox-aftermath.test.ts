@@ -1,0 +1,125 @@
+// What a sandboxed turn leaves behind, attacked for real: the real opencode under --sandbox
+// workspace-write, the scripted model playing a prompt-injected agent (attackPrompt), then the step
+// the CI job runs next. Each attack's working without the protection is shown in the unit tests of
+// the old code path named beside it.
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { attackPrompt } from "../support/escape.js";
+import { runBash } from "../support/run-cli.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
+
+const e2e = useE2E();
+const { skip } = await sandboxSkip("sandbox aftermath tests (test/e2e/sandbox-aftermath.test.ts)");
+
+/** oc-exec's pid, as the agent finds it: its TMPDIR's name, else the oc-exec node process in /proc. */
+const FIND_PID = [
+  `pid=$(basename "$TMPDIR" | sed -n 's/^oc-exec-sandbox-\\([0-9]*\\)-.*/\\1/p')`,
+  'if [ -z "$pid" ]; then',
+  "  for p in /proc/[0-9]*; do",
+  `    if tr '\\0' ' ' < "$p/cmdline" 2>/dev/null | grep -q 'bin/oc-exec.js'; then pid=\${p#/proc/}; break; fi`,
+  "  done",
+  "fi",
+  'echo "oc-exec pid: $pid"',
+  "",
+].join("\n");
+
+/** A .pth line Python runs at start: it leaves a mark in HOME. */
+const PAYLOAD = 'import os; open(os.path.join(os.environ["HOME"], "pwned"), "w").write("ran")';
+
+const contents = (path: string) => (existsSync(path) ? readFileSync(path, "utf8") : null);
+
+/** The next step of the CI job: a Python that reads the site-packages the links point into. */
+async function nextPython(site: string) {
+  const home = e2e.home.root;
+  const ran = await runBash(["-e"], `python3 -c 'import site, sys; site.addsitedir(sys.argv[1])' ${site}`, {
+    cwd: home,
+    env: { PATH: process.env.PATH, HOME: home },
+  });
+  expect(ran.code).toBe(0);
+  return existsSync(join(home, "pwned"));
+}
+
+describe.skipIf(skip)("oc-exec's own writes after a sandboxed turn (--junit, -o)", () => {
+  it("links planted at every temporary name the old writers used are not written through: the reports are written, the next python runs nothing", async () => {
+    // Old path shown working: test/unit/safe-write.test.ts, "the old writers follow a planted link".
+    const site = join(e2e.home.root, "site-packages-a");
+    mkdirSync(site);
+    const evilJunit = join(site, "evil-junit.pth");
+    const evil = join(site, "evil.pth");
+    // report.xml.<pid>.tmp (--junit), and .answer.md.<pid>.<ms>.tmp for the next 20 s (-o).
+    const script = `${FIND_PID}
+python3 - "$pid" ${evilJunit} ${evil} <<'PY'
+import os, sys, time
+pid, junit, answer = sys.argv[1:]
+os.symlink(junit, f"report.xml.{pid}.tmp")
+now = int(time.time() * 1000)
+for ms in range(now, now + 20000):
+    os.symlink(answer, f".answer.md.{pid}.{ms}.tmp")
+print("planted")
+PY`;
+    const { prompt } = attackPrompt(script, PAYLOAD);
+    const workspace = e2e.workspace();
+    const run = await e2e.run(
+      ["--sandbox", "workspace-write", "--auto", "--junit", "report.xml", "-o", "answer.md", prompt],
+      { cwd: workspace },
+    );
+    const tool = run.events.find((e) => e.type === "tool");
+    expect(tool?.type === "tool" ? tool.output : "").toMatch(/^oc-exec pid: \d+\nplanted$/m);
+    // Nothing outside, and the next python runs nothing (old code: the answer and the report there, and it runs).
+    expect({ evil: contents(evil), evilJunit: contents(evilJunit), pythonRan: await nextPython(site) }).toEqual({
+      evil: null,
+      evilJunit: null,
+      pythonRan: false,
+    });
+    expect(run.code).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: PAYLOAD });
+    expect(readFileSync(join(workspace, "answer.md"), "utf8")).toBe(PAYLOAD);
+    expect(lstatSync(join(workspace, "answer.md")).isFile()).toBe(true);
+    expect(lstatSync(join(workspace, "report.xml")).isFile()).toBe(true);
+    expect(readFileSync(join(workspace, "report.xml"), "utf8")).toMatch(
+      /^<\?xml[\s\S]*<testcase [\s\S]*<\/testsuites>\n$/,
+    );
+  });
+
+  it("a link planted at the destination itself is refused: the result line, then exit 5 naming the option and the path", async () => {
+    const site = join(e2e.home.root, "site-packages-b");
+    mkdirSync(site);
+    const evilJunit = join(site, "evil-junit.pth");
+    const evil = join(site, "evil.pth");
+    const script = `${FIND_PID}ln -s ${evilJunit} report.xml && ln -s ${evil} answer.md && echo planted`;
+    const { prompt } = attackPrompt(script, PAYLOAD);
+    const workspace = e2e.workspace();
+    const run = await e2e.run(
+      ["--sandbox", "workspace-write", "--auto", "--junit", "report.xml", "-o", "answer.md", prompt],
+      { cwd: workspace },
+    );
+    // Old code: the rename replaced each link with a file, so nothing went outside either; refused now.
+    expect({ evil: contents(evil), evilJunit: contents(evilJunit), pythonRan: await nextPython(site) }).toEqual({
+      evil: null,
+      evilJunit: null,
+      pythonRan: false,
+    });
+    expect(run.code).toBe(5);
+    expect(run.types.at(-1)).toBe("result");
+    const answer = join(workspace, "answer.md");
+    const report = join(workspace, "report.xml");
+    expect(run.result).toMatchObject({
+      class: "config_error",
+      exit_code: 5,
+      error: {
+        name: "OutputPathRefused",
+        message: `--output-last-message ${answer} was not written: ${answer} is a symbolic link now, made during the run (to ${evil}); oc-exec never writes through a link: name the file itself`,
+      },
+    });
+    expect(run.stderr).toContain(
+      `oc-exec: --junit report.xml was not written: ${report} is a symbolic link now, made during the run (to ${evilJunit}); oc-exec never writes through a link: name the file itself\n`,
+    );
+    expect(run.stderr).toContain(`--output-last-message ${answer} was not written`);
+    expect(run.stderr).toContain("oc-exec: a report was refused: exit 5\n");
+    // The links are left as the agent made them, and nothing went through them.
+    expect(readlinkSync(answer)).toBe(evil);
+    expect(readlinkSync(report)).toBe(evilJunit);
+  });
+});
