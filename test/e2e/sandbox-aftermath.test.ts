@@ -2,7 +2,7 @@
 // workspace-write, the scripted model playing a prompt-injected agent (attackPrompt), then the step
 // the CI job runs next. Each attack's working without the protection is shown in the unit tests of
 // the old code path named beside it.
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -33,6 +33,7 @@ const contents = (path: string) => (existsSync(path) ? readFileSync(path, "utf8"
 /** The next step of the CI job: a Python that reads the site-packages the links point into. */
 async function nextPython(site: string) {
   const home = e2e.home.root;
+  rmSync(join(home, "pwned"), { force: true });
   const ran = await runBash(["-e"], `python3 -c 'import site, sys; site.addsitedir(sys.argv[1])' ${site}`, {
     cwd: home,
     env: { PATH: process.env.PATH, HOME: home },
