@@ -4,7 +4,7 @@
 import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import type { OcEvent } from "../contract/schema.js";
 import { readEnvironment } from "../environment.js";
-import type { RunTurnOptions } from "../options/options.js";
+import { type RunTurnOptions, unknownOptionKeys } from "../options/options.js";
 import { type Internals, type ResolvedTurn, resolveTurnOptions } from "../options/resolve-options.js";
 import type { StopReason } from "../outcome/classify.js";
 import { ConfigError } from "../outcome/errors.js";
@@ -47,6 +47,12 @@ export function runTurn(options: RunTurnOptions): Turn {
     let rehearsal: RunningRehearsal | null = null;
     try {
       try {
+        const unknown = unknownOptionKeys(options);
+        if (unknown.length > 0)
+          throw new ConfigError(
+            `runTurn does not take ${unknown.length === 1 ? "the option" : "the options"} ${unknown.join(", ")}`,
+            "UsageError",
+          );
         const rehearsed = await rehearse(options);
         rehearsal = rehearsed.rehearsal;
         resolved = resolveTurnOptions(rehearsed.options, rehearsed.internals);

@@ -158,6 +158,51 @@ export type TurnOptions = {
 /** Everything `runTurn` takes: the three kinds of options and the prompt. */
 export type RunTurnOptions = ClientOptions & SessionOptions & TurnOptions & { prompt: string };
 
+/**
+ * Every key runTurn takes, as a value: the library refuses any other (a typo such as `sanbox`
+ * would otherwise drop the sandbox in silence), as esbuild's API does. The type below fails to
+ * compile when RunTurnOptions gains a key this list lacks.
+ */
+const RUN_TURN_KEYS = [
+  "prompt",
+  ...["opencode", "env", "attach", "rehearse"],
+  ...["dir", "model", "agent", "variant", "session", "continue", "fork", "title", "pure", "ephemeral"],
+  ...["allow", "deny", "auto", "config", "sandbox", "writable", "readable", "allowHosts", "passEnv", "ssh"],
+  ...["warm", "sshOptions", "redactEnv", "files", "thinking", "textDeltas", "outputSchema", "outputLastMessage"],
+  ...["outputPatch", "timeoutMs", "startupTimeoutMs", "idleTimeoutMs", "killAfterMs", "maxSteps", "maxTokens"],
+  ...["maxCostUsd", "maxOutputBytes", "includeRaw", "export", "failOn", "verify", "verifyTimeoutMs"],
+  ...["verifyAttempts", "retry", "retryDelayMs", "retryMaxDelayMs", "fallbackModel", "signal", "onStderrLine"],
+  "onToolStarted",
+] as const satisfies readonly (keyof RunTurnOptions)[];
+type Missing = Exclude<keyof RunTurnOptions, (typeof RUN_TURN_KEYS)[number]>;
+const allKeysListed: [Missing] extends [never] ? true : Missing = true;
+void allKeysListed;
+
+/** The keys of `options` that runTurn does not take, each with the known key it most resembles. */
+export function unknownOptionKeys(options: object): string[] {
+  const known: readonly string[] = RUN_TURN_KEYS;
+  return Object.keys(options)
+    .filter((key) => !known.includes(key))
+    .map((key) => {
+      const near = known.find((k) => closeTo(k.toLowerCase(), key.toLowerCase()));
+      return near ? `${key} (did you mean ${near}?)` : key;
+    });
+}
+
+/** Within one edit (a letter added, dropped, changed, or two swapped). */
+function closeTo(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  const rest = (x: string, y: string) => x.slice(i + 1) === y.slice(i + 1);
+  return (
+    a.slice(i + 1) === b.slice(i) ||
+    a.slice(i) === b.slice(i + 1) ||
+    rest(a, b) ||
+    (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2))
+  );
+}
+
 /** The defaults, in one place; resolveTurnOptions applies them. */
 export const DEFAULTS = {
   dir: ".",
