@@ -1,8 +1,10 @@
 // The seam between the turn engine (turn/) and where a turn runs. A backend is a value made once
 // per run (one binary located and identified, or one server reached and health-checked) that the
-// engine asks to open each turn. The engine imports this file and nothing of any backend; a backend
-// imports this file and nothing of the engine. Today's backends: `opencode run` (opencode/) and a
-// running server (server/); an SSH host or a sandbox around either fits the same three members.
+// engine asks to open each turn. The engine imports this file and no backend's module (its --verify
+// checks run through process/process.ts, the one way oc-exec runs a command, not through a backend);
+// a backend imports this file and nothing of the engine. Today's backends: `opencode run`
+// (process/), a running server (server/), an SSH host (ssh/), warm reuse (warm/), the sandbox around
+// the first two. make-backend.ts, which picks one, is the composition root.
 import type { EventOf } from "../contract/schema.js";
 import type { WarningCode } from "../contract/warning-codes.js";
 import type { UpstreamSource } from "../events/upstream-source.js";

@@ -1,6 +1,6 @@
 // The seam between the turn engine and opencode: a source delivers opencode's event lines and its
 // log lines, can be held back and stopped, and says how it ended. The engine (turn/run-source.ts)
-// does not know whether the lines come from `opencode run`'s pipes (opencode/process-source.ts)
+// does not know whether the lines come from `opencode run`'s pipes (process/process-source.ts)
 // or from a server's event stream (server/server-source.ts).
 import type { SplitLine } from "./line-splitter.js";
 

@@ -4,7 +4,7 @@
 // must become oc-exec's classes with the URL in the message: each failure is a ServerError whose
 // kind says what went wrong. node:http rather than fetch: undici's fetch took a warm turn's peak
 // RSS from ~45 MB to ~85 MB (measured here with the same requests). The server's version comes
-// from GET /global/health; the caller compares it with the tested releases (prepare-server.ts).
+// from GET /global/health; the caller compares it with the tested releases (server-backend.ts).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { PermissionRule } from "../opencode/permissions.js";
