@@ -37,7 +37,7 @@ import type { ManagedServer } from "../server/registry.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 export type BatchFlags = {
   attach?: string;

@@ -8,7 +8,7 @@ import type { OcEvent } from "../contract/schema.js";
 import type { StopReason } from "../outcome/classify.js";
 import { createStdoutWriter } from "../output/stdout-writer.js";
 import { TurnControl } from "../turn/control.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 import { onStopSignals } from "./signals.js";
 
 /** Runs something that emits events into the sink, under the control; resolves with its last event. */

@@ -5,18 +5,9 @@ import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ConfigError } from "../outcome/errors.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { displayFrom, quietRequested, type RawFlags } from "./flags.js";
+import type { CliIo } from "./io.js";
 import { type Actions, buildProgram } from "./program.js";
 import { rewriteResume } from "./resume.js";
-
-/** What the CLI reads and writes: handed in once, so no command reaches for process.* itself. */
-export type CliIo = {
-  argv: string[];
-  env: NodeJS.ProcessEnv;
-  stdin: NodeJS.ReadStream;
-  /** Written only through output/stdout-writer.ts: JSONL events, or text a command was asked for. */
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-};
 
 const defaultIo = (): CliIo => ({
   argv: process.argv.slice(2),

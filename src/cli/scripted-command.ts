@@ -4,7 +4,7 @@
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { writeStdoutText } from "../output/stdout-writer.js";
 import { startScriptedModel } from "../scripted/public.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 import { onStopSignals } from "./signals.js";
 
 export async function scriptedModelCommand(io: Pick<CliIo, "stdout" | "stderr">): Promise<number> {

@@ -18,7 +18,7 @@ import { displayUrl } from "../server/client.js";
 import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../server/managed.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, SERVER_IDLE_DEFAULT } from "./flags.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 const START_TIMEOUT_MS = 60_000;
 

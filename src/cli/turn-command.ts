@@ -12,7 +12,7 @@ import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
 import { executeTurn } from "../turn/execute.js";
 import { type Driver, deliver } from "./deliver.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 import { readPrompt } from "./prompt.js";
 
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {

@@ -4,7 +4,7 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAlive } from "../server/registry.js";
+import { isAlive } from "../sys/pids.js";
 
 const KINDS = ["ssh", "sandbox", "guard", "opencode", "patch"] as const;
 const OURS = new RegExp(`^oc-exec-(?:${KINDS.join("|")})-(\\d+)-`);

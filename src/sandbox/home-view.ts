@@ -6,9 +6,9 @@
 // live in HOME. The same for the XDG directories when they live elsewhere, and for the file
 // GOOGLE_APPLICATION_CREDENTIALS names. Pure: the environment and the paths in, two lists out.
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
-import { registryDir } from "../server/registry.js";
+import { ocExecStateDir } from "../state-dir.js";
 import { xdgHome } from "../xdg.js";
 
 /**
@@ -75,7 +75,7 @@ export function homeView(
     ...xdg.filter((dir) => !within(dir, home)),
     // oc-exec's own state: its server records keep the URLs and passwords of its servers, and the
     // proxy's CA key is there.
-    dirname(registryDir(env)),
+    ocExecStateDir(env),
     ...SECRET_STORES.map((p) => join(home, p)),
     ...(credentials && isAbsolute(credentials) && !readable.some((r) => within(credentials, r)) ? [credentials] : []),
   ].filter(exists);

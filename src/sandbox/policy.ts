@@ -10,9 +10,9 @@
 // Network: the allow-list only, through the library's proxy; the namespace has no other way out.
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { opencodeConfigDir } from "../opencode/config-sources.js";
-import { registryDir } from "../server/registry.js";
+import { ocExecStateDir } from "../state-dir.js";
 import { xdgHome } from "../xdg.js";
 import { GIT_CREDENTIAL, type GitConfigCredentials } from "./git-credentials.js";
 import { gitProtectedPaths } from "./git-paths.js";
@@ -96,7 +96,7 @@ export function writableProblem(path: string, env: NodeJS.ProcessEnv): string | 
     [dirs.data, "opencode's data"],
     [dirs.state, "opencode's state"],
     [dirs.cache, "opencode's cache"],
-    [dirname(registryDir(env)), "oc-exec's state"],
+    [ocExecStateDir(env), "oc-exec's state"],
   ];
   let real = path;
   try {

@@ -14,12 +14,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
-import { registryDir } from "../server/registry.js";
+import { join } from "node:path";
+import { ocExecStateDir } from "../state-dir.js";
 import { xdgHome } from "../xdg.js";
 
 /** The sandbox-only area, inside oc-exec's own state (which no sandbox reads but this). */
-export const privateStateRoot = (env: NodeJS.ProcessEnv) => join(dirname(registryDir(env)), "sandbox-opencode");
+export const privateStateRoot = (env: NodeJS.ProcessEnv) => join(ocExecStateDir(env), "sandbox-opencode");
 
 /** The XDG variables that point a sandboxed opencode at its own directories. */
 export function privateXdg(
@@ -42,7 +42,7 @@ export function privateXdg(
  */
 export function preparePrivateState(env: NodeJS.ProcessEnv): void {
   const xdg = privateXdg(env);
-  mkdirSync(dirname(registryDir(env)), { recursive: true, mode: 0o700 });
+  mkdirSync(ocExecStateDir(env), { recursive: true, mode: 0o700 });
   for (const dir of Object.values(xdg)) {
     // A link a sandbox left in place of a directory is removed, not followed.
     for (const path of [dir, join(dir, "opencode")]) {

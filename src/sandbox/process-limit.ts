@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isAlive } from "../sys/pids.js";
 
 export type ProcessLimit = {
   /** The limit in force, or null when no pids cgroup could be made here. */
@@ -98,15 +99,6 @@ function limitIn(parent: string, max: number): ProcessLimit | null {
   };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-};
-
 /** The cgroups of oc-exec processes killed outright (their sandbox never closed). */
 function sweepDeadCgroups(parent: string): void {
   let names: string[] = [];
@@ -117,7 +109,7 @@ function sweepDeadCgroups(parent: string): void {
   }
   for (const name of names) {
     const pid = /^oc-exec-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
-    if (pid && !alive(Number(pid))) void removeCgroup(join(parent, name));
+    if (pid && !isAlive(Number(pid))) void removeCgroup(join(parent, name));
   }
 }
 

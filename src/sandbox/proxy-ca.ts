@@ -8,8 +8,8 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import { dirname, join } from "node:path";
-import { registryDir } from "../server/registry.js";
+import { join } from "node:path";
+import { ocExecStateDir } from "../state-dir.js";
 import { writeFileSafely } from "../sys/safe-write.js";
 
 type Library = typeof import("@anthropic-ai/sandbox-runtime");
@@ -19,7 +19,7 @@ type Leaf = { certPem: string; keyPem: string };
 
 const DAY_MS = 86_400_000;
 
-const caDir = (env: NodeJS.ProcessEnv) => join(dirname(registryDir(env)), "sandbox-ca");
+const caDir = (env: NodeJS.ProcessEnv) => join(ocExecStateDir(env), "sandbox-ca");
 
 /** The CA's files, made now when missing, broken or within a day of their end. */
 export async function sandboxCa(env: NodeJS.ProcessEnv): Promise<{ certPath: string; keyPath: string }> {

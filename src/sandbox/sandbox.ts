@@ -13,7 +13,7 @@ import type { LaunchProblem, Warning } from "../backend/backend.js";
 import { readEnvironment } from "../environment.js";
 import type { ConfigSource } from "../opencode/config-sources.js";
 import { ownTempDir } from "../process/own-temp.js";
-import { isAlive } from "../server/registry.js";
+import { isAlive } from "../sys/pids.js";
 import { writeFileSafely } from "../sys/safe-write.js";
 import { gitConfigCredentials } from "./git-credentials.js";
 import { hardLinkedFiles, readOnlyForLinks } from "./hard-links.js";

@@ -29,11 +29,11 @@ import {
 import { projectConfigDisabled, workspaceCodeProblem } from "../sandbox/workspace-code.js";
 import { launchRemoteServe, type RemoteServe } from "../ssh/remote-serve.js";
 import type { SshSpec } from "../ssh/ssh-args.js";
+import { isAlive } from "../sys/pids.js";
 import { isTelemetryVariable } from "../telemetry/trace-settings.js";
 import { ServerClient, ServerError } from "./client.js";
 import {
   findServer,
-  isAlive,
   type ManagedServer,
   readLeases,
   readServers,

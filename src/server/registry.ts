@@ -6,8 +6,9 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import type { SandboxCheck, SandboxSpec } from "../sandbox/policy.js";
 import type { SandboxInfo } from "../sandbox/sandbox.js";
+import { ocExecStateDir } from "../state-dir.js";
+import { isAlive } from "../sys/pids.js";
 import { type WriteProblem, writeFileSafely } from "../sys/safe-write.js";
-import { xdgHome } from "../xdg.js";
 
 export type ManagedServer = {
   id: string;
@@ -44,10 +45,7 @@ export type ManagedServer = {
 };
 
 export function registryDir(env: NodeJS.ProcessEnv): string {
-  // Under GitHub Actions, in the job's own temporary directory: a self-hosted runner's next job
-  // never finds this one's servers (nor their passwords), and the directory goes with the job.
-  if (env.GITHUB_ACTIONS === "true" && env.RUNNER_TEMP) return join(env.RUNNER_TEMP, "oc-exec", "servers");
-  return join(xdgHome(env, "state"), "oc-exec", "servers");
+  return join(ocExecStateDir(env), "servers");
 }
 
 /** Writes a server's record, whole and readable by the user only; a problem when it could not be. */
@@ -134,19 +132,4 @@ export function findServer(env: NodeJS.ProcessEnv, url: string): ManagedServer |
   const key = url.replace(/\/$/, "");
   const matches = readServers(env).filter((s) => s.url.replace(/\/$/, "") === key);
   return [...matches].reverse().find((s) => isAlive(s.pid)) ?? matches.at(-1) ?? null;
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  // A zombie is dead: one whose parent died waits for an init that may never reap it (a container's).
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
 }

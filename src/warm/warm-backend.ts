@@ -14,8 +14,9 @@ import type { ResolvedTurn } from "../options/resolve-options.js";
 import type { OptionLabels } from "../outcome/labels.js";
 import { ownPackage } from "../package-root.js";
 import { liveServers, startServer } from "../server/managed.js";
-import { isAlive, registryDir } from "../server/registry.js";
+import { registryDir } from "../server/registry.js";
 import { makeServerBackend } from "../server/server-backend.js";
+import { isAlive } from "../sys/pids.js";
 import { serverEnvironment, warmKey } from "./warm-key.js";
 
 export type WarmSpec = Pick<
