@@ -79,6 +79,24 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     { writeOut: (s) => writeStdoutText(s, io.stdout), writeErr: (s) => io.stderr.write(s) },
     actions,
   );
+  // The turn's options given before a subcommand are parsed as the turn's and never reach the
+  // subcommand (`oc-exec --max-cost-usd 0.5 batch t.jsonl` ran with no budget): refused, exit 5.
+  let misplaced: string | null = null;
+  program.hook("preAction", (_program, action) => {
+    if (action === program) return;
+    const path: string[] = [];
+    for (let c: typeof action | null = action; c && c !== program; c = c.parent) path.unshift(c.name());
+    const subcommand = path.join(" ");
+    const given = program.options
+      .filter((o) => program.getOptionValueSource(o.attributeName()) === "cli")
+      .map((o) => o.long ?? o.short ?? o.flags);
+    if (given.length === 0) return;
+    misplaced = subcommand;
+    throw new ConfigError(
+      `${given.join(", ")} ${given.length === 1 ? "was" : "were"} given before \`${subcommand}\`, where ${given.length === 1 ? "it" : "they"} would not apply to it: put ${given.length === 1 ? "it" : "them"} after \`${subcommand}\` (oc-exec ${subcommand} --help lists what it takes)`,
+      "UsageError",
+    );
+  });
   const argv = rewriteResume(io.argv, program);
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -89,6 +107,12 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
       // commander has printed its "error: ..." line.
       if (BATCH_COMMANDS.has(argv[0] ?? "")) return batchCouldNotRun(error.message.replace(/^error:\s*/, ""), io);
       return usageFailure({ name: "UsageError", message: error.message.replace(/^error:\s*/, "") }, argv, io, false);
+    }
+    if (error instanceof ConfigError && misplaced !== null) {
+      // A subcommand's stdout is not a turn's stream: the reason on stderr (and, for batch and
+      // merge, in their batch.result).
+      io.stderr.write(`oc-exec ${misplaced}: ${error.message}\n`);
+      return BATCH_COMMANDS.has(misplaced) ? batchCouldNotRun(error.message, io) : EXIT_CODES.config_error;
     }
     if (error instanceof ConfigError) return usageFailure(error, argv, io, true);
     throw error;

@@ -1,7 +1,7 @@
 // The command line as a new user meets it: help, versions, resume, usage errors, and the checks
 // that must refuse a turn before it starts. Real opencode where it matters, the fake elsewhere.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -77,6 +77,38 @@ describe("usage errors", () => {
       expect(run.code).toBe(0);
       expect(run.result.class).toBe("success");
     }
+  });
+});
+
+describe("a turn's options given before a subcommand", () => {
+  it("are refused with exit 5 before anything runs, never dropped (a batch ran without its budget)", async () => {
+    const dir = e2e.workspace();
+    writeFileSync(join(dir, "t.jsonl"), '{"id":"a","prompt":"scenario:plain hi"}\n');
+    const before = e2e.server.requests.length;
+    const batch = await e2e.runRaw(["--max-cost-usd", "0.5", "-q", "batch", "t.jsonl"], { cwd: dir });
+    expect(batch.code).toBe(5);
+    const message =
+      "--max-cost-usd, --quiet were given before `batch`, where they would not apply to it: put them after `batch` (oc-exec batch --help lists what it takes)";
+    expect(batch.stderr).toContain(`oc-exec batch: ${message}`);
+    const lines = batch.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; problems?: string[] });
+    expect(lines.map((l) => l.type)).toEqual(["batch.result"]);
+    expect(JSON.stringify(lines[0])).toContain(message);
+    for (const args of [
+      ["--sandbox", "workspace-write", "server", "start"],
+      ["--dir", dir, "doctor"],
+      ["--full-auto", "batch", "t.jsonl"],
+    ]) {
+      const run = await e2e.runRaw(args, { cwd: dir });
+      expect(run.code, args.join(" ")).toBe(5);
+      expect(run.stderr).toMatch(/ given before `(server start|doctor|batch)`, where it would not apply to it/);
+    }
+    expect(e2e.server.requests.length).toBe(before);
+    // After the subcommand they apply as ever.
+    const after = await e2e.runRaw(["batch", "t.jsonl", "--max-cost-usd", "0.5", "-q"], { cwd: dir });
+    expect(after.code).toBe(0);
   });
 });
 
