@@ -61,7 +61,7 @@ export function runTurn(options: RunTurnOptions): Turn {
         failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
         return;
       }
-      const backend = makeBackend(resolved);
+      const backend = makeBackend(resolved, control.startup);
       try {
         await executeTurn(resolved, backend, push, control);
       } finally {

@@ -35,7 +35,8 @@ export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
     labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "ssh">>;
   };
 
-export async function makeBackend(spec: BackendSpec): Promise<Backend> {
+/** `startup`: aborted when the turn stops before the backend is ready (TurnControl.startup). */
+export async function makeBackend(spec: BackendSpec, startup?: AbortSignal): Promise<Backend> {
   if (spec.warm && spec.attach === null)
     return makeWarmBackend(
       {
@@ -61,7 +62,8 @@ export async function makeBackend(spec: BackendSpec): Promise<Backend> {
       env: spec.env,
       connectTimeoutMs: spec.startupTimeoutMs ?? null,
     });
-  if (!spec.sandbox) return makeProcessBackend({ opencode: spec.opencode, env: spec.env, sandbox: null });
+  if (!spec.sandbox)
+    return makeProcessBackend({ opencode: spec.opencode, env: spec.env, sandbox: null, signal: startup });
   const dir = spec.dir ?? process.cwd();
   let content: string | undefined;
   try {
@@ -77,6 +79,7 @@ export async function makeBackend(spec: BackendSpec): Promise<Backend> {
     configs: readOpencodeConfigs(spec.env, dir, content),
   });
   const backend = await makeProcessBackend({
+    signal: startup,
     opencode: spec.opencode,
     env: spec.env,
     sandbox: "sandbox" in opened ? opened.sandbox : null,

@@ -1,5 +1,6 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
+import type { Backend } from "../backend/backend.js";
 import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import { readEnvironment } from "../environment.js";
@@ -79,17 +80,21 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
         ownFiles: cli.junit ? [cli.junit] : [],
       },
     );
-    const backend = makeBackend(resolved);
+    // Made with the turn's control: a signal or --timeout before it is ready gives it up.
+    let backend: Promise<Backend> | null = null;
     try {
       return await deliverTurn(
-        (sink, control) => executeTurn(resolved, backend, sink, control),
+        (sink, control) => {
+          backend = makeBackend(resolved, control.startup);
+          return executeTurn(resolved, backend, sink, control);
+        },
         cli.display,
         io,
         reporter,
         report,
       );
     } finally {
-      await closeBackend(backend);
+      if (backend) await closeBackend(backend);
     }
   } finally {
     reporter.stop();

@@ -41,12 +41,29 @@ function parseVersionOutput(text: string): string | null {
 }
 
 /** Both streams of a side command, or null when it printed nothing and failed. */
-async function ask(path: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string | null> {
-  const out = await runSideCommand(path, args, { env, timeoutMs, ownTmp: true });
+async function ask(
+  path: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<string | null> {
+  const out = await runSideCommand(path, args, { env, timeoutMs, ownTmp: true, signal });
   return !out.ok && !out.stdout && !out.stderr ? null : `${out.stdout}\n${out.stderr}`;
 }
 
-export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<Detected> {
+/**
+ * The binary's version and the flags its `run` takes: from its package, the cache, or by asking it
+ * (`--version`, then `run --help` for a release oc-exec does not know), both within `timeoutMs` in
+ * all. A binary that answers `--version` with nothing (hung, killed at the limit, or failing
+ * silently) is not asked again.
+ */
+export async function detectOpencode(
+  binary: Located,
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 10_000,
+  signal?: AbortSignal,
+): Promise<Detected> {
   const fromPackage = binary.packageVersion;
   const known = knownFeatures(fromPackage);
   if (fromPackage && known) return { version: fromPackage, features: known, tested: true };
@@ -62,13 +79,17 @@ export async function detectOpencode(binary: Located, env: NodeJS.ProcessEnv, ti
   if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) {
     return { version: hit.version, features: hit.features, tested: knownFeatures(hit.version) !== null };
   }
-  const version = fromPackage ?? parseVersionOutput((await ask(binary.path, ["--version"], env, timeoutMs)) ?? "");
+  const deadline = Date.now() + timeoutMs;
+  const answer = fromPackage ? null : await ask(binary.path, ["--version"], env, timeoutMs, signal);
+  const version = fromPackage ?? parseVersionOutput(answer ?? "");
   let features = knownFeatures(version);
   const tested = features !== null;
-  if (!features) {
-    const help = await ask(binary.path, ["run", "--help"], env, timeoutMs);
+  const left = deadline - Date.now();
+  if (!features && (fromPackage || answer !== null) && left > 0 && !signal?.aborted) {
+    const help = await ask(binary.path, ["run", "--help"], env, left, signal);
     features = help ? parseRunHelp(help) : (majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES;
   }
+  features ??= (majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES;
   if (version) {
     cache[binary.path] = { size: stat.size, mtimeMs: stat.mtimeMs, version, features };
     writeCache(file, cache);

@@ -21,11 +21,13 @@ export type ProcessBackendSpec = {
   env: NodeJS.ProcessEnv;
   /** Every opencode process of the run (the turn, export, delete) runs in it. */
   sandbox: Sandbox | null;
+  /** Gives up asking the binary for its version (the turn stopped first). */
+  signal?: AbortSignal;
 };
 
 export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Backend> {
   const located = locateOpencode(spec.opencode, spec.env.PATH);
-  const detected = located.ok ? await detectOpencode(located.binary, spec.env) : null;
+  const detected = located.ok ? await detectOpencode(located.binary, spec.env, undefined, spec.signal) : null;
   const version = detected?.version ?? null;
   const problem: LaunchProblem | null =
     located.ok && detected ? null : { name: "OpencodeNotFound", message: located.ok ? "" : located.message };

@@ -9,6 +9,20 @@ export class TurnControl {
   private readonly listeners = new Set<(reason: StopReason) => void>();
   private held = false;
   private readonly flowListeners = new Set<(held: boolean) => void>();
+  private readonly starting = new AbortController();
+
+  /**
+   * Aborted when the turn is stopped before its backend is ready: what makes the backend (a binary
+   * asked for its version) is given up then, not waited for.
+   */
+  get startup(): AbortSignal {
+    return this.starting.signal;
+  }
+
+  /** The turn stopped before its backend was ready (execute.ts). */
+  giveUpStartup(): void {
+    this.starting.abort();
+  }
 
   abort(reason: StopReason): void {
     this.first ??= reason;

@@ -22,7 +22,7 @@ import { dropPatchBase, type PatchBase, turnPatch } from "../workspace/turn-patc
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import { runAttempts } from "./attempts.js";
 import type { TurnControl } from "./control.js";
-import { prepareTurn } from "./prepare.js";
+import { announceTurn, prepareTurn } from "./prepare.js";
 import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
@@ -72,61 +72,72 @@ export async function executeTurn(
   let opened: Awaited<ReturnType<typeof prepareTurn>> | null = null;
   const startedAt = Date.now();
   try {
-    const made = await backend;
-    for (const key of made.removes ?? []) removed.add(key);
-    for (const value of made.secrets ?? []) options.redactor.add(value);
-    opened = await prepareTurn(options, core, made);
-    if ("problem" in opened) problem = opened.problem;
+    // Making the backend may take a while (a binary asked for its version, a server reached): a
+    // signal or --timeout ends the turn meanwhile, instead of after it.
+    const made = await unlessStopped(
+      backend,
+      control,
+      options.timeoutMs === null ? null : startedAt + options.timeoutMs,
+      options.timeoutMs ?? 0,
+    );
+    // Stopped first: the turn says it started, and ends with the stop's class.
+    if (made === null) announceTurn(options, core, null);
     else {
-      // What the workspace holds before opencode starts, to tell what the turn changed in it.
-      // Over ssh the workspace is on the host: the tools' own writes say what changed.
-      const snapshot: WorkspaceSnapshot = made.remote
-        ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
-        : takeWorkspaceSnapshot(options.dir);
-      const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
-      const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
-      ran = tried.ran;
-      problem = tried.problem;
-      const refused = tried.refused;
-      if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
-      if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
-        const checked = await verifyRounds(ran, {
-          options,
-          core,
-          control,
-          backend: made,
-          opened: tried.opened,
-          input: opened.input,
-          deadline,
-          attempts: tried.attempts,
-        });
-        ran = { ...checked.ran, stop: checked.ran.stop ?? checked.stop };
-        problem = checked.problem;
-        verification = checked.verification;
-        verified = checked.outcome;
-        refused.push(...checked.refused);
-        if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
+      for (const key of made.removes ?? []) removed.add(key);
+      for (const value of made.secrets ?? []) options.redactor.add(value);
+      opened = await prepareTurn(options, core, made);
+      if ("problem" in opened) problem = opened.problem;
+      else {
+        // What the workspace holds before opencode starts, to tell what the turn changed in it.
+        // Over ssh the workspace is on the host: the tools' own writes say what changed.
+        const snapshot: WorkspaceSnapshot = made.remote
+          ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
+          : takeWorkspaceSnapshot(options.dir);
+        const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
+        const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
+        ran = tried.ran;
+        problem = tried.problem;
+        const refused = tried.refused;
+        if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
+        if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
+          const checked = await verifyRounds(ran, {
+            options,
+            core,
+            control,
+            backend: made,
+            opened: tried.opened,
+            input: opened.input,
+            deadline,
+            attempts: tried.attempts,
+          });
+          ran = { ...checked.ran, stop: checked.ran.stop ?? checked.stop };
+          problem = checked.problem;
+          verification = checked.verification;
+          verified = checked.outcome;
+          refused.push(...checked.refused);
+          if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
+        }
+        after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
+        workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
+        if (opened.patchBase && options.outputPatch) {
+          const base = opened.patchBase;
+          opened.patchBase = null;
+          // A sandbox leaves empty files where it mounted over missing paths until it is reset.
+          const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
+          outputPatch =
+            writeTurnPatch(base, mountPoints, opened.patch!, options.labels.outputPatch, core, (refused) => {
+              patchRefused = refused;
+            }) ?? undefined;
+        }
+        if (made.sandbox)
+          sandbox = sandboxReport(
+            made.sandbox,
+            refused.flatMap((f) => f()),
+            workspace?.files ?? [],
+            core,
+            options,
+          );
       }
-      after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
-      workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
-      if (opened.patchBase && options.outputPatch) {
-        const base = opened.patchBase;
-        opened.patchBase = null;
-        // A sandbox leaves empty files where it mounted over missing paths until it is reset.
-        const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
-        outputPatch =
-          writeTurnPatch(base, mountPoints, opened.patch!, options.labels.outputPatch, core, (refused) => {
-            patchRefused = refused;
-          }) ?? undefined;
-      }
-      if (made.sandbox)
-        sandbox = sandboxReport(
-          made.sandbox,
-          refused.flatMap((f) => f()),
-          workspace?.files ?? [],
-          core,
-          options,
-        );
     }
   } catch (error) {
     bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
@@ -155,6 +166,35 @@ export async function executeTurn(
     attempts,
     outputPatch,
   });
+}
+
+/** The backend, or null when the turn is stopped (a signal, the abort signal, --timeout) first. */
+async function unlessStopped(
+  backend: Backend | Promise<Backend>,
+  control: TurnControl,
+  deadline: number | null,
+  timeoutMs: number,
+): Promise<Backend | null> {
+  if (control.reason) return null;
+  let unsubscribe = () => {};
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<null>((resolve) => {
+    unsubscribe = control.subscribe(() => {
+      control.giveUpStartup();
+      resolve(null);
+    });
+    if (deadline !== null)
+      timer = setTimeout(
+        () => control.abort({ kind: "timeout", timeout: "turn", ms: timeoutMs }),
+        Math.max(0, deadline - Date.now()),
+      );
+  });
+  try {
+    return await Promise.race([backend, stopped]);
+  } finally {
+    unsubscribe();
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -14,6 +14,18 @@ import { dropPatchBase, type PatchBase, takePatchBase } from "../workspace/turn-
 import { schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 
+/** run.started, with what the backend says of opencode (nothing, when it was never ready). */
+export function announceTurn(options: ResolvedTurn, core: TurnCore, backend: Backend | null): void {
+  core.started({
+    opencode: backend?.opencode ?? { path: null, version: null },
+    cwd: backend?.remote ? (backend.remote.dir ?? "~") : options.dir,
+    model: options.model,
+    agent: options.agent,
+    resume: options.session,
+    ...(backend?.sandbox ? { sandbox: backend.sandbox } : {}),
+  });
+}
+
 export async function prepareTurn(
   options: ResolvedTurn,
   core: TurnCore,
@@ -28,14 +40,7 @@ export async function prepareTurn(
   | { problem: LaunchProblem }
 > {
   const { labels } = options;
-  core.started({
-    opencode: backend.opencode,
-    cwd: backend.remote ? (backend.remote.dir ?? "~") : options.dir,
-    model: options.model,
-    agent: options.agent,
-    resume: options.session,
-    ...(backend.sandbox ? { sandbox: backend.sandbox } : {}),
-  });
+  announceTurn(options, core, backend);
   const dirProblem = backend.remote ? null : notADirectory(options.dir);
   if (dirProblem) return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.dir} ${dirProblem}` } };
   if (backend.problem) return { problem: backend.problem };

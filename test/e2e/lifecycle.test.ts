@@ -1,7 +1,7 @@
 // Process lifecycle: signals, timeouts, a reader that goes away, hostile streams. Nothing hangs,
 // nothing of the turn survives, and the last line is always `result`.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ResultEvent } from "../../src/contract/schema.js";
@@ -351,4 +351,56 @@ describe("opencode's temporary files", () => {
     }
     expect(readdirSync(tmp)).toEqual([]);
   }, 90_000);
+});
+
+describe("an opencode that hangs before the turn (in --version, its child holding the pipes)", () => {
+  /** A binary that marks it started, then waits on a child that keeps its stdout open. */
+  function hangingBinary() {
+    const dir = mkdtempSync(join(e2e.home.root, "hung-"));
+    const mark = join(dir, "asked");
+    const bin = join(dir, "opencode");
+    writeFileSync(bin, `#!/bin/sh\ntouch ${mark}\nsleep 1777\n`, { mode: 0o755 });
+    return { bin, mark };
+  }
+  const leftovers = () =>
+    readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8") === "sleep\x001777\x00";
+        } catch {
+          return false;
+        }
+      });
+
+  it("--timeout ends it: run.started and result (timeout, 124), nothing left", async () => {
+    const { bin } = hangingBinary();
+    const run = await e2e.run(["-q", "--opencode", bin, "--timeout", "3s", "hi"]);
+    expect(run.code).toBe(124);
+    expect(run.types).toEqual(["run.started", "result"]);
+    expect(run.result.error).toMatchObject({ name: "TimeoutError", timeout: { kind: "turn", ms: 3000 } });
+    await waitFor(() => leftovers().length === 0, 10_000, "the hung binary's child to end");
+  });
+
+  it("SIGTERM while it is asked for its version: exit 143 at once, with run.started and result", async () => {
+    const { bin, mark } = hangingBinary();
+    const run = await e2e.runRaw(["-q", "--opencode", bin, "hi"], {
+      onSpawn: (child) => {
+        void waitFor(() => existsSync(mark), 30_000, "the binary to be asked").then(() => child.kill("SIGTERM"));
+      },
+    });
+    expect(run.code).toBe(143);
+    const events = checkStream(run.stdout);
+    expect(events.map((e) => e.type)).toEqual(["run.started", "result"]);
+    expect(events.at(-1)).toMatchObject({ class: "terminated" });
+    await waitFor(() => leftovers().length === 0, 10_000, "the hung binary's child to end");
+  });
+
+  it("oc-exec --version gives up on it and says so", async () => {
+    const { bin } = hangingBinary();
+    const run = await e2e.runRaw(["--opencode", bin, "--version"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`opencode unknown version (${bin}, untested;`);
+    await waitFor(() => leftovers().length === 0, 10_000, "the hung binary's child to end");
+  });
 });
