@@ -197,7 +197,8 @@ describe("--verify on every path", () => {
     "in the sandbox: the check runs where the agent's tools run, and cannot write outside",
     async () => {
       const dir = e2e.workspace();
-      const outside = join(dirname(dir), `verify-${basename(dir)}.txt`);
+      // Outside HOME: the sandbox's HOME is a throwaway of its own, where a write lands and is gone.
+      const outside = `/tmp/oc-exec-verify-${basename(dirname(dir))}-${basename(dir)}.txt`;
       const run = await e2e.run(
         [
           "--sandbox",
