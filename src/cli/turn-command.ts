@@ -1,5 +1,6 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
+import { fstatSync, realpathSync } from "node:fs";
 import type { Backend } from "../backend/backend.js";
 import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
@@ -77,7 +78,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       {
         labels: FLAG_LABELS,
         prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read,
-        ownFiles: cli.junit ? [cli.junit] : [],
+        ownFiles: [...(cli.junit ? [cli.junit] : []), ...stdoutFile()],
       },
     );
     // Made with the turn's control: a signal or --timeout before it is ready gives it up.
@@ -218,5 +219,17 @@ async function conversationCommand(
     await closeBackend(backend);
     lines.close();
     if (!io.stdin.isTTY) io.stdin.destroy();
+  }
+}
+
+/**
+ * stdout's file when it is one (`oc-exec … > events.jsonl` inside the repository): oc-exec's own
+ * output, never the agent's work (--fail-on no-changes read it as a change). Linux names it.
+ */
+function stdoutFile(): string[] {
+  try {
+    return fstatSync(1).isFile() ? [realpathSync("/proc/self/fd/1")] : [];
+  } catch {
+    return [];
   }
 }

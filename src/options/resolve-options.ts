@@ -55,6 +55,11 @@ export type ResolvedTurn = {
   outputLastMessage: string | null;
   /** --output-patch: the file, and the files oc-exec writes that never go into the patch (itself, -o, --junit). */
   outputPatch: { path: string; exclude: string[] } | null;
+  /**
+   * The files oc-exec itself writes (-o, --output-patch, --junit, stdout's file when it is one),
+   * absolute: never the agent's work, in the patch or in result.workspace_changes.
+   */
+  ownOutputs: string[];
   /** null = off. */
   timeoutMs: number | null;
   startupTimeoutMs: number | null;
@@ -137,6 +142,9 @@ export function resolveTurnOptions(
       `${labels.ssh} cannot be combined with a sandbox (${options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX"}): the sandbox runs on this machine only`,
       "UsageError",
     );
+  const ownOutputs = [options.outputPatch, options.outputLastMessage, ...(internals.ownFiles ?? [])].flatMap((p) =>
+    p ? [resolve(p)] : [],
+  );
   return {
     prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
     // OC_EXEC_OPENCODE names a binary here: over ssh only --opencode names one there.
@@ -169,14 +177,8 @@ export function resolveTurnOptions(
     textDeltas: options.textDeltas ?? false,
     outputSchema: options.outputSchema ?? null,
     outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
-    outputPatch: options.outputPatch
-      ? {
-          path: resolve(options.outputPatch),
-          exclude: [options.outputPatch, options.outputLastMessage, ...(internals.ownFiles ?? [])].flatMap((p) =>
-            p ? [resolve(p)] : [],
-          ),
-        }
-      : null,
+    outputPatch: options.outputPatch ? { path: resolve(options.outputPatch), exclude: ownOutputs } : null,
+    ownOutputs,
     timeoutMs: check("timeoutMs").duration(options.timeoutMs ?? DEFAULTS.timeoutMs),
     startupTimeoutMs: check("startupTimeoutMs").duration(options.startupTimeoutMs ?? DEFAULTS.startupTimeoutMs),
     idleTimeoutMs: check("idleTimeoutMs").duration(

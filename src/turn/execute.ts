@@ -118,7 +118,12 @@ export async function executeTurn(
           if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
         }
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
-        workspace = workspaceChangesSince(snapshot, core.normalizer.facts.filesChanged);
+        workspace = workspaceChangesSince(
+          snapshot,
+          core.normalizer.facts.filesChanged,
+          options.ownOutputs,
+          made.sandbox ? SANDBOX_MOUNT_POINTS : [],
+        );
         if (opened.patchBase && options.outputPatch) {
           const base = opened.patchBase;
           opened.patchBase = null;

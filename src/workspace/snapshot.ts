@@ -10,7 +10,7 @@
 // the repository's config during the turn.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { FileChange } from "../contract/schema.js";
 
@@ -102,24 +102,58 @@ export function takeWorkspaceSnapshot(dir: string): WorkspaceSnapshot {
   return { dir, files };
 }
 
-/** What changed since the snapshot; with no git snapshot, the tools' writes. */
-export function workspaceChangesSince(snapshot: WorkspaceSnapshot, toolWrites: FileChange[]): WorkspaceChanges {
-  if ("skipped" in snapshot) return { source: "tools", files: toolWrites.map((c) => ({ ...c })) };
+/**
+ * What changed since the snapshot; with no git snapshot, the tools' writes. `own`: the files
+ * oc-exec itself writes (absolute), never the agent's; `mountPoints`: names where a sandbox left an
+ * empty file of its own (sandbox/policy.ts SANDBOX_MOUNT_POINTS), not the turn's either.
+ */
+export function workspaceChangesSince(
+  snapshot: WorkspaceSnapshot,
+  toolWrites: FileChange[],
+  own: readonly string[] = [],
+  mountPoints: readonly string[] = [],
+): WorkspaceChanges {
+  // Named as given or where links lead (stdout's file is named by the kernel, links resolved).
+  const real = realDir(snapshot.dir);
+  const ours = (path: string) => own.includes(join(snapshot.dir, path)) || own.includes(join(real, path));
+  if ("skipped" in snapshot)
+    return { source: "tools", files: toolWrites.filter((c) => !ours(c.path)).map((c) => ({ ...c })) };
   const listed = listFiles(snapshot.dir);
   const paths = typeof listed === "string" ? [] : listed;
   const changes: FileChange[] = [];
   const seen = new Set<string>();
+  const stub = (path: string) =>
+    mountPoints.some((m) => path === m || path.endsWith(`/${m}`)) && emptyFile(join(snapshot.dir, path));
   for (const path of paths) {
     seen.add(path);
+    if (ours(path)) continue;
     const before = snapshot.files.get(path);
     const now = look(snapshot.dir, path, before);
     if (now === null) {
       if (before !== undefined) changes.push({ path, change: "deleted" });
-    } else if (before === undefined) changes.push({ path, change: "added" });
-    else if (before.signature !== now.signature) changes.push({ path, change: "modified" });
+    } else if (before === undefined) {
+      if (!stub(path)) changes.push({ path, change: "added" });
+    } else if (before.signature !== now.signature) changes.push({ path, change: "modified" });
   }
   for (const path of snapshot.files.keys())
     if (!seen.has(path) && look(snapshot.dir, path) === null) changes.push({ path, change: "deleted" });
   changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { source: "git", files: changes };
+}
+
+function emptyFile(path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.isFile() && stat.size === 0;
+  } catch {
+    return false;
+  }
+}
+
+function realDir(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }

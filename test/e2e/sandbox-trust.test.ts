@@ -310,6 +310,15 @@ describe.skipIf(skip)("opencode configuration the agent leaves in the workspace"
     expect(run.code).toBe(0);
     expect(existsSync(join(workspace, "opencode.json"))).toBe(true);
     expect(run.result.sandbox?.opencode_config_changed).toEqual(["opencode.json", "sub/.opencode/opencode.json"]);
+    // The sandbox's own empty mount-point files (.bashrc, .vscode, …) are not the turn's work.
+    expect(run.result.workspace_changes).toEqual({
+      source: "git",
+      files: [
+        { path: "notes.txt", change: "added" },
+        { path: "opencode.json", change: "added" },
+        { path: "sub/.opencode/opencode.json", change: "added" },
+      ],
+    });
     expect(run.events.filter((e) => e.type === "warning" && e.code === "sandbox_opencode_config")).toMatchObject([
       {
         message:
