@@ -13,7 +13,7 @@ export function planLastMessage(path: string, label: string): PlannedWrite | { p
   const missing = notADirectory(dir);
   if (missing)
     return { problem: { name: "OutputPathError", message: `${label} ${path}: the directory ${dir} ${missing}` } };
-  const plan = planWrite(path);
+  const plan = planWrite(path, { probe: true });
   return "problem" in plan
     ? { problem: { name: "OutputPathError", message: `${label} ${path}: ${plan.problem}` } }
     : plan;

@@ -69,8 +69,12 @@ function destinationProblem(file: string, when: string): WriteProblem | null {
   return null;
 }
 
-/** Checks a destination now (before anything runs) and records where its directory is. */
-export function planWrite(path: string): PlannedWrite | WriteProblem {
+/**
+ * Checks a destination now (before anything runs) and records where its directory is. `probe`:
+ * also creates and removes a file there, so that a place no file can be made in (a read-only
+ * mount, /proc, a directory root may not write either) is found before the paid turn, not after.
+ */
+export function planWrite(path: string, { probe = false } = {}): PlannedWrite | WriteProblem {
   const file = resolve(path);
   const dir = dirname(file);
   let realDir: string;
@@ -84,7 +88,14 @@ export function planWrite(path: string): PlannedWrite | WriteProblem {
   if (!stat.isDirectory()) return { problem: `${dir} is not a directory`, refused: false };
   const there = destinationProblem(file, "");
   if (there) return there;
-  return { path: file, dir, realDir, dev: stat.dev, ino: stat.ino, name: basename(file) };
+  const plan = { path: file, dir, realDir, dev: stat.dev, ino: stat.ino, name: basename(file) };
+  if (probe) {
+    const made = createTemp(plan, 0o600);
+    if ("problem" in made) return made;
+    closeSync(made.fd);
+    unlinkSync(made.temp);
+  }
+  return plan;
 }
 
 /** The planned directory, if it still resolves to the same directory; a problem otherwise. */

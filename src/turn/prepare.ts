@@ -11,7 +11,7 @@ import { ConfigError } from "../outcome/errors.js";
 import { planLastMessage } from "../output/last-message.js";
 import { type PlannedWrite, planWrite } from "../sys/safe-write.js";
 import { dropPatchBase, type PatchBase, takePatchBase } from "../workspace/turn-patch.js";
-import { schemaInstruction } from "./structured-output.js";
+import { outputSchemaProblem, schemaInstruction } from "./structured-output.js";
 import type { TurnCore } from "./turn-core.js";
 
 /** run.started, with what the backend says of opencode (nothing, when it was never ready). */
@@ -49,6 +49,15 @@ export async function prepareTurn(
   if (checked.problem) return { problem: checked.problem };
   const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
+  // A schema that cannot check the answer is found now, not after the turn is paid for.
+  const schemaProblem = options.outputSchema ? outputSchemaProblem(options.outputSchema) : null;
+  if (schemaProblem)
+    return {
+      problem: {
+        name: "OutputSchemaError",
+        message: `${labels.outputSchema} is not a JSON Schema ajv can use: ${schemaProblem}`,
+      },
+    };
   let patchBase: PatchBase | null = null;
   // The last-message file, planned now: after the turn it is written only where it was planned.
   const output = options.outputLastMessage
@@ -56,7 +65,7 @@ export async function prepareTurn(
     : null;
   if (output && "problem" in output) return output;
   // The patch file likewise (--output-patch), planned where its check above found it writable.
-  const patch = options.outputPatch ? planWrite(options.outputPatch.path) : null;
+  const patch = options.outputPatch ? planWrite(options.outputPatch.path, { probe: true }) : null;
   if (patch && "problem" in patch)
     return {
       problem: {

@@ -38,7 +38,23 @@ export function extractJson(text: string): { value: unknown } | null {
 
 type Validator = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
 
+/** Why the schema cannot check an answer (it does not compile), or null: asked before the turn. */
+export function outputSchemaProblem(schema: object): string | null {
+  try {
+    compile(schema);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 function validateAgainst(schema: object, value: unknown): string[] {
+  const validate = compile(schema);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`);
+}
+
+function compile(schema: object): Validator {
   // ajv is loaded only when --output-schema is used.
   const require = createRequire(import.meta.url);
   const draft2020 = (schema as { $schema?: string }).$schema?.includes("2020-12");
@@ -47,9 +63,7 @@ function validateAgainst(schema: object, value: unknown): string[] {
   ).default;
   const ajv = new Ajv({ allErrors: true, strict: false });
   (require("ajv-formats") as { default: (a: unknown) => void }).default(ajv);
-  const validate = ajv.compile(schema);
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`);
+  return ajv.compile(schema);
 }
 
 export type StructuredCheck = { value: unknown } | { error: string };

@@ -180,6 +180,27 @@ describe("refused before the turn starts", () => {
     });
     expect(e2e.server.requests.length).toBe(before);
   });
+
+  it("-o where no file can be made (/proc), and an --output-schema ajv cannot use: config_error, 5, before any model call", async () => {
+    const before = e2e.server.requests.length;
+    const proc = await e2e.run(["-q", "-o", "/proc/answer.md", "scenario:plain hi"]);
+    expect(proc.code).toBe(5);
+    expect(proc.types).toEqual(["run.started", "result"]);
+    expect(proc.result.error?.name).toBe("OutputPathError");
+    expect(proc.result.error?.message).toMatch(
+      /^--output-last-message \/proc\/answer\.md: cannot create a file in \/proc \(\w+\)$/,
+    );
+    const dir = e2e.workspace();
+    writeFileSync(join(dir, "schema.json"), '{"type":"objekt"}');
+    const schema = await e2e.run(["-q", "--output-schema", "schema.json", "scenario:json answer"], { cwd: dir });
+    expect(schema.code).toBe(5);
+    expect(schema.types).toEqual(["run.started", "result"]);
+    expect(schema.result.error?.name).toBe("OutputSchemaError");
+    expect(schema.result.error?.message).toMatch(
+      /^--output-schema is not a JSON Schema ajv can use: schema is invalid: /,
+    );
+    expect(e2e.server.requests.length).toBe(before);
+  });
 });
 
 describe("progress", () => {
