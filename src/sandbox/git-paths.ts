@@ -3,7 +3,7 @@
 // own hooks), a worktree's or submodule's `.git` file and the directories it names, and the
 // directory `core.hooksPath` names when it lies in the work tree (husky's `.husky/_`). Pure: the
 // reads are passed in.
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 
 export type GitReads = {
   exists: (path: string) => boolean;
@@ -31,7 +31,12 @@ export function hooksPathOf(config: string): string | null {
  */
 export function gitProtectedPaths(workspace: string, reads: GitReads, gitWritable = false): string[] {
   const dotGit = join(workspace, ".git");
-  if (!reads.exists(dotGit)) return [];
+  // No repository here or above (a tarball's tree, a fresh directory): the agent could make one
+  // (`git init`, then core.fsmonitor in its config) that the job's next `git add` or `git status`
+  // runs outside. `.git` is kept from being made: the library covers a missing path. Under a
+  // repository's subdirectory a `.git` the agent made is a nested repository the top's git
+  // commands do not enter, and covering it would break git inside the sandbox.
+  if (!reads.exists(dotGit)) return gitwardUp(workspace, reads) ? [] : [dotGit];
   const paths: string[] = [];
   const file = reads.read(dotGit);
   // A worktree or a submodule: `.git` is a file that names the git directory, whose `commondir`
@@ -57,4 +62,12 @@ export function gitProtectedPaths(workspace: string, reads: GitReads, gitWritabl
     if (path.startsWith(`${workspace}/`)) paths.push(path);
   }
   return [...new Set(paths)];
+}
+
+/** Whether a directory above the workspace holds a `.git` (the workspace lies in a repository). */
+function gitwardUp(workspace: string, reads: GitReads): boolean {
+  for (let dir = dirname(workspace); ; dir = dirname(dir)) {
+    if (reads.exists(join(dir, ".git"))) return true;
+    if (dirname(dir) === dir) return false;
+  }
 }

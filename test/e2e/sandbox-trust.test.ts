@@ -149,6 +149,30 @@ describe.skipIf(skip)("git's internals: what the job's next git command runs", (
     }, 60_000);
   }
 
+  for (const sandboxed of [false, true])
+    it(sandboxed
+      ? "a workspace with no repository at all: under the sandbox the agent cannot make one, so the job's next git add runs nothing of its own"
+      : "a workspace with no repository at all: without a sandbox the agent's git init with an fsmonitor runs at the job's next git add (the attack works)", async () => {
+      const workspace = e2e.workspace();
+      writeFileSync(join(workspace, "a.txt"), "a\n");
+      const marker = join(e2e.home.root, `pwned-${secret().slice(0, 8)}`);
+      const attack = attackPrompt(
+        `if ( git init -q . && git config core.fsmonitor 'touch ${marker}; false' ) >/dev/null 2>&1; then echo "init: planted"; else echo "init: refused"; fi`,
+      );
+      const run = await e2e.run([...(sandboxed ? ["--sandbox", "workspace-write"] : []), "--auto", attack.prompt], {
+        cwd: workspace,
+      });
+      expect(run.code).toBe(0);
+      expect(toolOutput(run.events)).toContain(sandboxed ? "init: refused" : "init: planted");
+      // The job's next step, outside any sandbox: a diff of what the agent did.
+      execFileSync("sh", ["-c", "git add -A 2>/dev/null; git status --short >/dev/null 2>&1; true"], {
+        cwd: workspace,
+        env: e2e.home.env,
+      });
+      expect(existsSync(marker)).toBe(!sandboxed);
+      expect(existsSync(join(workspace, ".git"))).toBe(!sandboxed);
+    }, 60_000);
+
   it("--writable .git lets an agent commit inside, while .git's hooks and config stay read-only", async () => {
     const { workspace, git } = repo();
     const attack = attackPrompt(

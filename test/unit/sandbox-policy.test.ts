@@ -360,7 +360,11 @@ describe("what the sandbox lets a turn read and write", () => {
       "/work/repo/.opencode",
       "/work/repo/.git",
     ]);
-    expect(layout("workspace-write", () => false).filesystem.denyWrite).toEqual(["/work/repo/.opencode"]);
+    // No repository anywhere: .git is kept from being made too.
+    expect(layout("workspace-write", () => false).filesystem.denyWrite).toEqual([
+      "/work/repo/.opencode",
+      "/work/repo/.git",
+    ]);
   });
 });
 
@@ -382,7 +386,9 @@ describe("git's repository under workspace-write", () => {
   });
   it("--writable .git (an agent that commits) opens .git but its hooks and config", () => {
     expect(gitProtectedPaths("/w", reads, true)).toEqual(["/w/.git/hooks", "/w/.git/config", "/w/.husky/_"]);
-    expect(gitProtectedPaths("/nowhere", reads)).toEqual([]);
+    // No repository here or above: .git is kept from being made; in a repository's subdirectory it is not.
+    expect(gitProtectedPaths("/nowhere", reads)).toEqual(["/nowhere/.git"]);
+    expect(gitProtectedPaths("/w/sub", reads)).toEqual([]);
   });
 });
 
