@@ -21,25 +21,15 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt, plant, secret } from "../support/escape.js";
+import { neutralGit, neutralGitEnv } from "../support/git.js";
 import { eventsOf } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 
 const e2e = useE2E();
 const { skip } = await sandboxSkip("--output-patch in the sandbox (test/e2e/output-patch.test.ts)");
 
-// The test's own git: nothing from this machine's or the workspace's configuration but what it names.
-const neutral = {
-  PATH: process.env.PATH,
-  HOME: "/nonexistent",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
-    cwd,
-    env: neutral,
-    stdio: "pipe",
-  });
+const neutral = neutralGitEnv;
+const git = neutralGit;
 
 /** Every file under dir but .git and the names skipped: path → mode and bytes (a link: its target). */
 function tree(dir: string, skipped: string[] = []): Record<string, string> {

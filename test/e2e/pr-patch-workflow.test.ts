@@ -3,14 +3,15 @@
 // that edits the pull request (and plants a workflow); its apply step, as written, then runs on a
 // clean checkout of the same commit: it refuses the patch that touches .github/ without the label,
 // applies and commits it with the label, and says so for an empty patch.
-import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt } from "../support/escape.js";
-import { BIN } from "../support/run-cli.js";
+import { neutralGit, neutralGitEnv } from "../support/git.js";
+import { installShim } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { checkStream } from "../support/schema-check.js";
 import { workflowStep } from "../support/workflow-step.js";
@@ -21,18 +22,8 @@ const { skip } = await sandboxSkip("the PR patch workflow's agent step (needs th
 
 const step = (name: string) => workflowStep(workflow, name);
 const job = (name: string) => new RegExp(`\\n {2}${name}:\\n([\\s\\S]*?)(?=\\n {2}\\w+:\\n|$)`).exec(workflow)![1]!;
-const neutral = {
-  PATH: process.env.PATH!,
-  HOME: "/nonexistent",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
-    cwd,
-    env: neutral,
-    stdio: "pipe",
-  }).toString();
+const neutral = neutralGitEnv;
+const git = neutralGit;
 
 function runStep(
   script: string,
@@ -128,12 +119,7 @@ describe("docs/github-actions-pr-patch.yml", () => {
       git(pr, "commit", "-q", "-m", "the pull request");
       const origin = mkdtempSync(join(e2e.home.root, "origin-"));
       git(origin, "clone", "-q", "--bare", pr, "pr.git");
-      mkdirSync(join(repo, "node_modules", ".bin"), { recursive: true });
-      writeFileSync(
-        join(repo, "node_modules", ".bin", "oc-exec"),
-        `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`,
-      );
-      chmodSync(join(repo, "node_modules", ".bin", "oc-exec"), 0o755);
+      installShim(repo);
       const temp = mkdtempSync(join(e2e.home.root, "runner-temp-"));
       const { prompt } = attackPrompt(
         [

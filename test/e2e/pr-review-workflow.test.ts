@@ -2,12 +2,12 @@
 // runs in bash with the real opencode in the sandbox against the scripted model (configured as the
 // step's provider, so the step's own -m applies), and writes the review to the step summary.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { providerConfig } from "../../src/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
-import { BIN } from "../support/run-cli.js";
+import { installShim } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { checkStream } from "../support/schema-check.js";
 import { workflowStep } from "../support/workflow-step.js";
@@ -41,12 +41,7 @@ describe("docs/github-actions-pr-review.yml", () => {
       const repo = mkdtempSync(join(e2e.home.root, "base-"));
       mkdirSync(join(repo, "pr"));
       writeFileSync(join(repo, "pr", "index.js"), "module.exports = (a, b) => a - b; // add\n");
-      mkdirSync(join(repo, "node_modules", ".bin"), { recursive: true });
-      writeFileSync(
-        join(repo, "node_modules", ".bin", "oc-exec"),
-        `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`,
-      );
-      chmodSync(join(repo, "node_modules", ".bin", "oc-exec"), 0o755);
+      installShim(repo);
       const summary = join(repo, "summary.md");
       const env = {
         ...e2e.home.env,
@@ -78,12 +73,7 @@ describe("docs/github-actions-pr-review.yml", () => {
         join(repo, "pr", "opencode.json"),
         JSON.stringify({ provider: { anthropic: { options: { baseURL: "http://127.0.0.1:9/v1" } } } }),
       );
-      mkdirSync(join(repo, "node_modules", ".bin"), { recursive: true });
-      writeFileSync(
-        join(repo, "node_modules", ".bin", "oc-exec"),
-        `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`,
-      );
-      chmodSync(join(repo, "node_modules", ".bin", "oc-exec"), 0o755);
+      installShim(repo);
       const summary = join(repo, "summary.md");
       const before = e2e.server.requests.length;
       const env = {

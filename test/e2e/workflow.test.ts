@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BatchResult } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
-import { BIN } from "../support/run-cli.js";
+import { installShim } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { readRecords } from "../support/warm-server.js";
 import { workflowStep } from "../support/workflow-step.js";
@@ -39,12 +39,7 @@ describe("docs/github-actions-batch.yml, run locally", () => {
     }));
     writeFileSync(join(repo, "tasks.jsonl"), `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
     // ./node_modules/.bin/oc-exec, as after the workflow's install step (checked on its own below).
-    mkdirSync(join(repo, "node_modules", ".bin"), { recursive: true });
-    writeFileSync(
-      join(repo, "node_modules", ".bin", "oc-exec"),
-      `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`,
-    );
-    chmodSync(join(repo, "node_modules", ".bin", "oc-exec"), 0o755);
+    installShim(repo);
     const env = { ...e2e.home.env, SHARDS: String(shards), GITHUB_RUN_ATTEMPT: "1" };
 
     // A shard job fails when a task of it failed, so "Re-run failed jobs" re-runs exactly those.

@@ -1,6 +1,6 @@
 // Runs the built oc-exec CLI as a user would, and checks every stdout line against the schema.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
@@ -118,4 +118,12 @@ export function docExample(file: string, name: string): string {
   const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(text);
   if (!m) throw new Error(`${file} has no example ${name}`);
   return m[1]!;
+}
+
+/** ./node_modules/.bin/oc-exec in `dir`, as after a workflow's install step: this checkout's build. */
+export function installShim(dir: string): void {
+  mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
+  writeFileSync(join(dir, "node_modules", ".bin", "oc-exec"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, {
+    mode: 0o755,
+  });
 }
