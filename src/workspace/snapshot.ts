@@ -8,26 +8,16 @@
 // git is asked only to list files (ls-files reads the index and .gitignore; it runs no filter, hook
 // or fsmonitor), with those switched off on the command line all the same: the agent may have written
 // the repository's config during the turn.
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { FileChange } from "../contract/schema.js";
+import { gitLsFiles } from "./git-list.js";
 
 /** Files larger than this are compared by size and modification time, not read. */
 const HASH_MAX_BYTES = 1024 * 1024;
 /** Beyond this many files a tree is not hashed at every turn: the tools' writes are reported instead. */
 const MAX_FILES = 50_000;
-
-const SAFE_GIT = [
-  "-c",
-  "core.fsmonitor=false",
-  "-c",
-  "core.untrackedCache=false",
-  "-c",
-  "core.hooksPath=/dev/null",
-  "--no-optional-locks",
-];
 
 /** A file as it was: its signature, and the stat that lets an unchanged file skip being read again. */
 type Seen = { signature: string; stat: string };
@@ -43,21 +33,7 @@ export type WorkspaceChanges = {
 /** The files git lists under `dir`, or why they cannot be listed. */
 function listFiles(dir: string): string[] | string {
   try {
-    const out = execFileSync("git", [...SAFE_GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
-      cwd: dir,
-      env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" },
-      maxBuffer: 256 * 1024 * 1024,
-      timeout: 30_000,
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    return [
-      ...new Set(
-        out
-          .toString("utf8")
-          .split("\0")
-          .filter((p) => p !== ""),
-      ),
-    ];
+    return gitLsFiles(dir, { ...process.env, GIT_OPTIONAL_LOCKS: "0" }, { timeoutMs: 30_000 });
   } catch {
     return "not a git work tree (or git is not installed)";
   }

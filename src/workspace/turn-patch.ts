@@ -30,6 +30,7 @@ import {
 } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { ownTempDir } from "../process/own-temp.js";
+import { gitLsFiles, NO_REPO_CODE } from "./git-list.js";
 import { filePatch, type Side } from "./git-patch.js";
 
 type Kept = { mode: Side["mode"]; copy: string } | { mode: "120000"; target: string };
@@ -119,17 +120,8 @@ function neutralEnv(temp: string): NodeJS.ProcessEnv {
   };
 }
 
-const NO_CODE = [
-  "-c",
-  "core.fsmonitor=false",
-  "-c",
-  "core.untrackedCache=false",
-  "-c",
-  "core.hooksPath=/dev/null",
-  "-c",
-  "safe.directory=*",
-  "--no-optional-locks",
-];
+/** A private git directory of the turn's own: any owner is fine. */
+const NO_CODE = [...NO_REPO_CODE, "-c", "safe.directory=*"];
 
 /**
  * The repository's top level and the files its index lives in, asked before the turn (the
@@ -178,27 +170,14 @@ function makePrivateGitDir(to: string, gitDir: string, commonDir: string): void 
 
 /** Paths relative to the top level, under the workspace, without .git and oc-exec's own files. */
 function listFiles(base: PatchBase): string[] {
-  const out = execFileSync(
-    "git",
-    [...NO_CODE, "ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard"],
-    {
-      cwd: base.dir,
-      env: { ...neutralEnv(base.temp), GIT_DIR: join(base.temp, "git"), GIT_WORK_TREE: base.top },
-      maxBuffer: 256 * 1024 * 1024,
-      timeout: 60_000,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  return [
-    ...new Set(
-      out
-        .toString("utf8")
-        .split("\0")
-        .filter((p) => p !== "" && !p.endsWith("/"))
-        .filter((p) => !p.split("/").some((part) => part.toLowerCase() === ".git"))
-        .filter((p) => !base.exclude.has(join(base.top, p))),
-    ),
-  ];
+  return gitLsFiles(
+    base.dir,
+    { ...neutralEnv(base.temp), GIT_DIR: join(base.temp, "git"), GIT_WORK_TREE: base.top },
+    { before: ["-c", "safe.directory=*"], extra: ["--full-name"], timeoutMs: 60_000 },
+  )
+    .filter((p) => !p.endsWith("/"))
+    .filter((p) => !p.split("/").some((part) => part.toLowerCase() === ".git"))
+    .filter((p) => !base.exclude.has(join(base.top, p)));
 }
 
 /**
