@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { EXIT_CODES, type OutcomeClass } from "../src/contract/exit-codes.js";
-import { TESTED_VERSIONS } from "../src/opencode/features.js";
-import { makeHermeticHome, providerConfig } from "../src/scripted/hermetic-home.js";
-import { scriptedReply, startModelServer } from "../src/scripted/model-server.js";
+import { TESTED_VERSIONS } from "../src/domain/opencode/features.js";
+import { makeHermeticHome, providerConfig } from "../src/domain/scripted/hermetic-home.js";
+import { scriptedReply, startModelServer } from "../src/domain/scripted/model-server.js";
 import { parseLines } from "../test/support/run-cli.js";
 import { closedPort, SCENARIOS } from "../test/support/scenarios.js";
 

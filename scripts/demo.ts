@@ -4,8 +4,8 @@
 // to stderr, as always.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { makeHermeticHome } from "../src/scripted/hermetic-home.js";
-import { startModelServer } from "../src/scripted/model-server.js";
+import { makeHermeticHome } from "../src/domain/scripted/hermetic-home.js";
+import { startModelServer } from "../src/domain/scripted/model-server.js";
 
 const server = await startModelServer();
 const home = makeHermeticHome(server.url);

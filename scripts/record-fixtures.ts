@@ -10,12 +10,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { Features } from "../src/opencode/features.js";
-import { buildArgs } from "../src/opencode/invocation.js";
-import { bundledBinary } from "../src/opencode/locate.js";
-import { detectOpencode } from "../src/opencode/version.js";
-import { makeHermeticHome, providerConfig } from "../src/scripted/hermetic-home.js";
-import { scriptedReply, startModelServer } from "../src/scripted/model-server.js";
+import type { Features } from "../src/domain/opencode/features.js";
+import { buildArgs } from "../src/domain/opencode/invocation.js";
+import { bundledBinary } from "../src/domain/opencode/locate.js";
+import { detectOpencode } from "../src/domain/opencode/version.js";
+import { makeHermeticHome, providerConfig } from "../src/domain/scripted/hermetic-home.js";
+import { scriptedReply, startModelServer } from "../src/domain/scripted/model-server.js";
 import { closedPort, SCENARIOS, type Scenario } from "../test/support/scenarios.js";
 
 async function record(

@@ -8,8 +8,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { makeHermeticHome } from "../src/scripted/hermetic-home.js";
-import { startModelServer } from "../src/scripted/model-server.js";
+import { makeHermeticHome } from "../src/domain/scripted/hermetic-home.js";
+import { startModelServer } from "../src/domain/scripted/model-server.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const BIN = join(ROOT, "bin", "oc-exec.js");

@@ -1,6 +1,6 @@
 // Public API: run turns programmatically and consume typed events. ESM only.
-export { OcExec, Session } from "./api/client.js";
-export { runTurn, type Turn } from "./api/run-turn.js";
+export { OcExec, Session } from "./app/client.js";
+export { runTurn, type Turn } from "./app/run-turn.js";
 export { CLASS_PRECEDENCE, EXIT_CODES, type OutcomeClass } from "./contract/exit-codes.js";
 export {
   type ErrorDetail,
@@ -15,9 +15,9 @@ export {
   SCHEMA_VERSION,
   type Usage,
 } from "./contract/schema.js";
-export type { ClientOptions, RunTurnOptions, SessionOptions, TurnOptions } from "./options/options.js";
-export type { BudgetLimit, StopReason, TimeoutKind } from "./outcome/classify.js";
-export type { FailOn } from "./outcome/fail-on.js";
-export { type ScriptedModel, startScriptedModel } from "./scripted/public.js";
-export type { RehearsalName } from "./scripted/rehearsals.js";
-export { VERSION } from "./version.js";
+export type { BudgetLimit, StopReason, TimeoutKind } from "./domain/outcome/classify.js";
+export type { FailOn } from "./domain/outcome/fail-on.js";
+export { type ScriptedModel, startScriptedModel } from "./domain/scripted/public.js";
+export type { RehearsalName } from "./domain/scripted/rehearsals.js";
+export { VERSION } from "./kernel/version.js";
+export type { ClientOptions, RunTurnOptions, SessionOptions, TurnOptions } from "./plan/options.js";

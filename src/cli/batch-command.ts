@@ -1,6 +1,6 @@
 // `oc-exec batch TASKS.jsonl` and `oc-exec merge SHARD.jsonl...`: flags in, the batch's plan made
-// (batch/plan.ts, batch/resume.ts), its backends made (a warm server it starts and stops for each
-// distinct sandbox policy of its tasks, or --attach), the run delivered (batch/run-batch.ts), progress and the step summary on the side
+// (app/batch/plan.ts, app/batch/resume.ts), its backends made (a warm server it starts and stops for each
+// distinct sandbox policy of its tasks, or --attach), the run delivered (app/batch/run-batch.ts), progress and the step summary on the side
 // (progress/). stdout: one JSONL stream ending with one batch.result.
 //
 // Exit status: 0 every task succeeded; 1 the batch ran and some task did not succeed (each task's
@@ -9,31 +9,31 @@
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
-import type { Backend } from "../backend/backend.js";
-import { makeBackend } from "../backend/make-backend.js";
-import { type MergeInput, mergeStreams } from "../batch/merge.js";
-import { planTasks, retries, type ServerGroup, serverGroups } from "../batch/plan.js";
-import { resumeProblem, succeededIn, tasksToSkip } from "../batch/resume.js";
-import type { PlannedTask } from "../batch/run-batch.js";
-import { runBatch } from "../batch/run-batch.js";
-import { writeBatchNotRun, writeBatchResult } from "../batch/summary.js";
-import { parseShard, parseTasks, shardOf } from "../batch/tasks.js";
+import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
+import { planTasks, retries, type ServerGroup, serverGroups } from "../app/batch/plan.js";
+import { resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
+import type { PlannedTask } from "../app/batch/run-batch.js";
+import { runBatch } from "../app/batch/run-batch.js";
+import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
+import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
-import { readEnvironment } from "../environment.js";
-import { locateOpencode } from "../opencode/locate.js";
-import { splitList } from "../opencode/permissions.js";
-import { detectOpencode } from "../opencode/version.js";
-import type { RunTurnOptions } from "../options/options.js";
-import { resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
-import { ConfigError } from "../outcome/errors.js";
-import { capProblems, printable } from "../output/printable.js";
-import { createStdoutWriter } from "../output/stdout-writer.js";
-import { batchEndLine, createBatchProgress } from "../progress/batch-progress.js";
-import { writeBatchStepSummary } from "../progress/step-summary.js";
-import { openRunReport, type RunReport, writeRunReport } from "../reports/run-report.js";
-import { startServer, stopServer } from "../server/managed.js";
-import type { ManagedServer } from "../server/registry.js";
+import { locateOpencode } from "../domain/opencode/locate.js";
+import { splitList } from "../domain/opencode/permissions.js";
+import { detectOpencode } from "../domain/opencode/version.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { capProblems, printable } from "../domain/output/printable.js";
+import { createStdoutWriter } from "../domain/output/stdout-writer.js";
+import { batchEndLine, createBatchProgress } from "../domain/progress/batch-progress.js";
+import { writeBatchStepSummary } from "../domain/progress/step-summary.js";
+import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
+import type { Backend } from "../engine/backend.js";
+import { makeBackend } from "../hosts/make-backend.js";
+import { startServer, stopServer } from "../hosts/server/managed.js";
+import type { ManagedServer } from "../hosts/server/registry.js";
+import { readEnvironment } from "../kernel/environment.js";
+import type { RunTurnOptions } from "../plan/options.js";
+import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
@@ -355,7 +355,7 @@ async function startBatchServer(
   });
 }
 
-/** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (batch/merge.ts). */
+/** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (app/batch/merge.ts). */
 export async function mergeCommand(
   files: string[],
   flags: { tasks?: string; junit?: string },

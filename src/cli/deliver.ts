@@ -5,9 +5,9 @@
 // (broken_pipe). Returns the exit status: the final event's, or 141 when stdout was lost.
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { OcEvent } from "../contract/schema.js";
-import type { StopReason } from "../outcome/classify.js";
-import { createStdoutWriter } from "../output/stdout-writer.js";
-import { TurnControl } from "../turn/control.js";
+import type { StopReason } from "../domain/outcome/classify.js";
+import { createStdoutWriter } from "../domain/output/stdout-writer.js";
+import { TurnControl } from "../engine/control.js";
 import type { CliIo } from "./io.js";
 import { onStopSignals } from "./signals.js";
 

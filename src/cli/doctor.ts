@@ -5,19 +5,19 @@ import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ResultEvent } from "../contract/schema.js";
-import { formatDuration } from "../duration.js";
-import { readEnvironment } from "../environment.js";
-import { stripAnsi } from "../events/stderr-lines.js";
-import { readOpencodeConfigs } from "../opencode/config-sources.js";
-import { TESTED_RANGE } from "../opencode/features.js";
-import { buildEnv } from "../opencode/invocation.js";
-import { locateOpencode } from "../opencode/locate.js";
-import { invalidInheritedPolicy } from "../opencode/permissions.js";
-import { lastLine, runSideCommand } from "../opencode/side-command.js";
-import { detectOpencode } from "../opencode/version.js";
-import { writeStdoutText } from "../output/stdout-writer.js";
-import { traceSettings } from "../telemetry/trace-settings.js";
-import { VERSION } from "../version.js";
+import { stripAnsi } from "../domain/events/stderr-lines.js";
+import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
+import { TESTED_RANGE } from "../domain/opencode/features.js";
+import { buildEnv } from "../domain/opencode/invocation.js";
+import { locateOpencode } from "../domain/opencode/locate.js";
+import { invalidInheritedPolicy } from "../domain/opencode/permissions.js";
+import { lastLine, runSideCommand } from "../domain/opencode/side-command.js";
+import { detectOpencode } from "../domain/opencode/version.js";
+import { writeStdoutText } from "../domain/output/stdout-writer.js";
+import { traceSettings } from "../domain/telemetry/trace-settings.js";
+import { formatDuration } from "../kernel/duration.js";
+import { readEnvironment } from "../kernel/environment.js";
+import { VERSION } from "../kernel/version.js";
 
 export type Check = { name: string; ok: boolean; detail: string };
 
@@ -65,7 +65,7 @@ async function probe(
   opencode: string | undefined,
   env: NodeJS.ProcessEnv,
 ): Promise<Check> {
-  const { runTurn } = await import("../api/run-turn.js");
+  const { runTurn } = await import("../app/run-turn.js");
   const started = Date.now();
   let result: ResultEvent | null = null;
   let retries = 0;
@@ -229,7 +229,7 @@ function traceEndpoint(env: NodeJS.ProcessEnv): string {
 
 /** Whether --sandbox works here; it counts against "ready" only when OC_EXEC_SANDBOX asks for one. */
 async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<Check> {
-  const { sandboxUnavailable } = await import("../sandbox/sandbox.js");
+  const { sandboxUnavailable } = await import("../hosts/sandbox/sandbox.js");
   const why = await sandboxUnavailable(env);
   const wanted = (env.OC_EXEC_SANDBOX ?? "off").trim();
   const required = wanted !== "" && wanted !== "off";

@@ -1,7 +1,8 @@
 // Flag values: durations, counts and amounts. A value that does not parse is a usage error that
 // names the flag.
-import { parseDuration } from "../duration.js";
-import { ConfigError } from "../outcome/errors.js";
+
+import { ConfigError } from "../domain/outcome/errors.js";
+import { parseDuration } from "../kernel/duration.js";
 
 export function parseDurationFlag(text: string, flag: string): number {
   const ms = parseDuration(text);

@@ -1,8 +1,8 @@
 // The values of flags that name files or carry small languages: --config FILE.json, --mcp
 // NAME=COMMAND ARGS and --output-schema FILE. Each problem is a usage error naming its flag.
 import { readFileSync } from "node:fs";
-import { isObj, type Obj } from "../opencode/config-content.js";
-import { ConfigError } from "../outcome/errors.js";
+import { isObj, type Obj } from "../domain/opencode/config-content.js";
+import { ConfigError } from "../domain/outcome/errors.js";
 
 function readJson(flag: string, path: string): unknown {
   try {

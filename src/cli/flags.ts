@@ -2,11 +2,11 @@
 // settings only the CLI has (prompt sources, progress display). Defaults are not applied here:
 // resolveTurnOptions owns them, so an unset flag stays undefined.
 
-import { splitList } from "../opencode/permissions.js";
-import type { RunTurnOptions } from "../options/options.js";
-import { ConfigError } from "../outcome/errors.js";
-import type { FailOn } from "../outcome/fail-on.js";
-import type { OptionLabels } from "../outcome/labels.js";
+import { splitList } from "../domain/opencode/permissions.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import type { FailOn } from "../domain/outcome/fail-on.js";
+import type { OptionLabels } from "../domain/outcome/labels.js";
+import type { RunTurnOptions } from "../plan/options.js";
 import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
 

@@ -5,7 +5,7 @@ export type CliIo = {
   argv: string[];
   env: NodeJS.ProcessEnv;
   stdin: NodeJS.ReadStream;
-  /** Written only through output/stdout-writer.ts: JSONL events, or text a command was asked for. */
+  /** Written only through domain/output/stdout-writer.ts: JSONL events, or text a command was asked for. */
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
 };

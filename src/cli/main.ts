@@ -2,8 +2,8 @@
 // command returns its exit status, and only bin/oc-exec.js sets process.exitCode.
 import { CommanderError } from "commander";
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import { ConfigError } from "../outcome/errors.js";
-import { writeStdoutText } from "../output/stdout-writer.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayFrom, quietRequested, type RawFlags } from "./flags.js";
 import type { CliIo } from "./io.js";
 import { type Actions, buildProgram } from "./program.js";
@@ -130,7 +130,7 @@ async function usageFailure(
   if (explain) io.stderr.write(`oc-exec: ${problem.message}\n`);
   io.stderr.write("Run oc-exec --help for usage.\n");
   const [{ failedStart }, { deliverTurn }] = await Promise.all([
-    import("../turn/failed-start.js"),
+    import("../engine/failed-start.js"),
     import("./turn-command.js"),
   ]);
   return deliverTurn(

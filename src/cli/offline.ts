@@ -4,10 +4,10 @@ import { createReadStream, existsSync, openSync, readFileSync, statSync } from "
 import { join, resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { validateStream } from "../contract/validate-stream.js";
-import { ConfigError } from "../outcome/errors.js";
-import { createStdoutWriter, writeStdoutText } from "../output/stdout-writer.js";
-import { createReporter } from "../progress/reporter.js";
-import { openReplay, type Replay } from "../replay/replay.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { createStdoutWriter, writeStdoutText } from "../domain/output/stdout-writer.js";
+import { createReporter } from "../domain/progress/reporter.js";
+import { openReplay, type Replay } from "../engine/replay.js";
 import { parseCount } from "./duration.js";
 
 async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<Buffer> {

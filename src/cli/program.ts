@@ -1,9 +1,9 @@
 // The commander program: flags, subcommands and help text. Each command's action is handed in by
 // main.ts, so commander dispatches (parseAsync) and this file stays a description of the CLI.
 import { Command, Option } from "commander";
-import { DEFAULTS } from "../options/options.js";
-import { FAIL_ON_CONDITIONS } from "../outcome/fail-on.js";
-import { REHEARSALS } from "../scripted/rehearsals.js";
+import { FAIL_ON_CONDITIONS } from "../domain/outcome/fail-on.js";
+import { REHEARSALS } from "../domain/scripted/rehearsals.js";
+import { DEFAULTS } from "../plan/options.js";
 import { SERVER_IDLE_DEFAULT, STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -2,9 +2,9 @@
 // combined in that order with blank lines between. A pipe that never closes must not hang us:
 // with a prompt already given, stdin gets --stdin-timeout to send its first byte.
 import { readFileSync } from "node:fs";
-import { formatDuration } from "../duration.js";
-import type { Warning } from "../options/resolve-options.js";
-import { ConfigError } from "../outcome/errors.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { formatDuration } from "../kernel/duration.js";
+import type { Warning } from "../kernel/problem.js";
 
 export type PromptInputs = {
   args: string[];

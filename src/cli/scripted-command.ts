@@ -2,8 +2,8 @@
 // pipeline tests. stdout: one JSON line ({url, model, opencode_config}); it then serves until
 // SIGINT or SIGTERM, and exits 0.
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import { writeStdoutText } from "../output/stdout-writer.js";
-import { startScriptedModel } from "../scripted/public.js";
+import { writeStdoutText } from "../domain/output/stdout-writer.js";
+import { startScriptedModel } from "../domain/scripted/public.js";
 import type { CliIo } from "./io.js";
 import { onStopSignals } from "./signals.js";
 

@@ -5,17 +5,17 @@
 // server would not start, 124 it did not start in time.
 import { resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import { readEnvironment } from "../environment.js";
-import { notADirectory } from "../fs-checks.js";
-import { locateOpencode } from "../opencode/locate.js";
-import { splitList } from "../opencode/permissions.js";
-import { detectOpencode } from "../opencode/version.js";
-import { resolveSandbox, resolveSsh } from "../options/resolve-options.js";
-import { ConfigError } from "../outcome/errors.js";
-import { writeStdoutText } from "../output/stdout-writer.js";
-import type { SandboxSpec } from "../sandbox/policy.js";
-import { displayUrl } from "../server/client.js";
-import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../server/managed.js";
+import { locateOpencode } from "../domain/opencode/locate.js";
+import { splitList } from "../domain/opencode/permissions.js";
+import { detectOpencode } from "../domain/opencode/version.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { writeStdoutText } from "../domain/output/stdout-writer.js";
+import { displayUrl } from "../hosts/server/client.js";
+import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../hosts/server/managed.js";
+import { readEnvironment } from "../kernel/environment.js";
+import { resolveSandbox, resolveSsh } from "../plan/resolve-options.js";
+import type { SandboxSpec } from "../plan/sandbox-spec.js";
+import { notADirectory } from "../sys/fs-checks.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, SERVER_IDLE_DEFAULT } from "./flags.js";
 import type { CliIo } from "./io.js";
@@ -107,7 +107,7 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
   }
 }
 
-/** server start --ssh: opencode serve on another host, behind a local forward (ssh/remote-serve.ts). */
+/** server start --ssh: opencode serve on another host, behind a local forward (hosts/ssh/remote-serve.ts). */
 async function startRemote(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
   const ssh = resolveSsh(
     { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },

@@ -1,7 +1,7 @@
 // The one signal wiring of the CLI: SIGINT stops as `interrupted` (130), SIGTERM and SIGHUP as
 // `terminated` (143). Whatever runs (a turn, a conversation, a batch) is stopped through its
 // TurnControl, so the stop takes the one abort path and the result line is still written.
-import type { StopReason } from "../outcome/classify.js";
+import type { StopReason } from "../domain/outcome/classify.js";
 
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 

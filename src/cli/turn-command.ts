@@ -1,17 +1,17 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
 import { fstatSync, realpathSync } from "node:fs";
-import type { Backend } from "../backend/backend.js";
-import { closeBackend, makeBackend } from "../backend/make-backend.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
-import { readEnvironment } from "../environment.js";
-import type { RunTurnOptions } from "../options/options.js";
-import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../options/resolve-options.js";
-import { ConfigError } from "../outcome/errors.js";
-import { createReporter } from "../progress/reporter.js";
-import { openRunReport, type RunReport, writeRunReport } from "../reports/run-report.js";
-import { isRehearsal, REHEARSALS } from "../scripted/rehearsals.js";
-import { executeTurn } from "../turn/execute.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { createReporter } from "../domain/progress/reporter.js";
+import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
+import { isRehearsal, REHEARSALS } from "../domain/scripted/rehearsals.js";
+import type { Backend } from "../engine/backend.js";
+import { executeTurn } from "../engine/execute.js";
+import { closeBackend, makeBackend } from "../hosts/make-backend.js";
+import { readEnvironment } from "../kernel/environment.js";
+import type { RunTurnOptions } from "../plan/options.js";
+import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { type Driver, deliver } from "./deliver.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./io.js";
@@ -60,7 +60,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     );
   }
   // The scripted model loads only for a rehearsal.
-  const scripted = rehearse ? await import("../scripted/rehearsal.js") : null;
+  const scripted = rehearse ? await import("../app/rehearsal.js") : null;
   const rehearsal = scripted ? await scripted.startRehearsal(rehearse!, io.env) : null;
   const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
   try {
@@ -168,7 +168,7 @@ async function conversationCommand(
       "--input-format jsonl reads every turn from stdin; give no prompt arguments or --prompt-file",
       "UsageError",
     );
-  const { runConversation } = await import("../conversation/run-conversation.js");
+  const { runConversation } = await import("../app/run-conversation.js");
   const { createInterface } = await import("node:readline");
   const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");
   // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.

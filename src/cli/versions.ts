@@ -1,11 +1,12 @@
 // `oc-exec --version`: both versions, cheaply. The bundled opencode's version comes from its
 // package.json; another binary's from the cached `opencode --version`.
-import { readEnvironment } from "../environment.js";
-import { TESTED_RANGE } from "../opencode/features.js";
-import { locateOpencode } from "../opencode/locate.js";
-import { detectOpencode } from "../opencode/version.js";
-import { writeStdoutText } from "../output/stdout-writer.js";
-import { VERSION } from "../version.js";
+
+import { TESTED_RANGE } from "../domain/opencode/features.js";
+import { locateOpencode } from "../domain/opencode/locate.js";
+import { detectOpencode } from "../domain/opencode/version.js";
+import { writeStdoutText } from "../domain/output/stdout-writer.js";
+import { readEnvironment } from "../kernel/environment.js";
+import { VERSION } from "../kernel/version.js";
 
 export async function printVersions(env: NodeJS.ProcessEnv = process.env, binary?: string): Promise<number> {
   const located = locateOpencode(binary ?? readEnvironment(env).opencode, env.PATH);

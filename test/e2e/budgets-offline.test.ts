@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { loadFixture } from "../support/fixtures.js";
 import { eventsOf, runCliRaw } from "../support/run-cli.js";

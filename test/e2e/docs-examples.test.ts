@@ -10,7 +10,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sandboxUnavailable } from "../../src/sandbox/sandbox.js";
+import { sandboxUnavailable } from "../../src/hosts/sandbox/sandbox.js";
 import { useE2E } from "../support/e2e.js";
 import { BIN } from "../support/run-cli.js";
 

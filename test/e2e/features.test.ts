@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundledBinary } from "../../src/opencode/locate.js";
+import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { eventsOf } from "../support/run-cli.js";

@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { checkStream } from "../support/schema-check.js";
 

@@ -1,9 +1,9 @@
 // oc-exec killed outright during a turn on a server it did not start itself for that turn
 // (--attach to `oc-exec server start`'s server, as --warm does): no code of oc-exec's runs to abort
-// the session, so the server's supervisor does, from the lease the turn holds (server/registry.ts).
+// the session, so the server's supervisor does, from the lease the turn holds (hosts/server/registry.ts).
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { readLeases } from "../../src/server/registry.js";
+import { readLeases } from "../../src/hosts/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import { descendants, isAlive, waitFor } from "../support/procs.js";
 import { BIN } from "../support/run-cli.js";

@@ -1,6 +1,6 @@
 // oc-exec killed outright (kill -9: the OOM killer, a runner's hard kill) in the middle of a tool
 // call: opencode and the tool it started must not live on and keep paying the model. The watcher
-// of src/process/orphan-guard.ts ends them. Every process of the turn inherits the throwaway HOME,
+// of src/sys/orphan-guard.ts ends them. Every process of the turn inherits the throwaway HOME,
 // so "nothing left" is checked by that.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt } from "../support/escape.js";
 import { neutralGit, neutralGitEnv } from "../support/git.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXIT_CODES } from "../../src/contract/exit-codes.js";
-import { REHEARSALS } from "../../src/scripted/rehearsals.js";
+import { REHEARSALS } from "../../src/domain/scripted/rehearsals.js";
 import { eventsOf, runCli } from "../support/run-cli.js";
 
 // A caller with no provider configured and an empty workspace: the rehearsal needs neither.

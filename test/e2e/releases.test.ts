@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE, FIXTURES, loadFixture } from "../support/fixtures.js";
 import { eventsOf } from "../support/run-cli.js";

@@ -11,7 +11,7 @@ import { execFileSync, execSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ManagedServer } from "../../src/server/registry.js";
+import type { ManagedServer } from "../../src/hosts/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt, secret, toolOutput } from "../support/escape.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";

@@ -1,13 +1,13 @@
 // The sandbox on the server backend: `server start --sandbox` runs opencode serve and every tool
-// it starts inside the sandbox, reached through the inbound bridge (src/sandbox/inbound.ts). The
+// it starts inside the sandbox, reached through the inbound bridge (src/hosts/sandbox/inbound.ts). The
 // same prompt-injected agent as test/e2e/sandbox.test.ts attacks it through --attach; a turn
 // that asks for a sandbox the server does not have is refused; a batch runs its server sandboxed;
 // stopping the server leaves no process, socket or record.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPENCODE_GITIGNORE } from "../../src/sandbox/policy.js";
-import type { ManagedServer } from "../../src/server/registry.js";
+import { OPENCODE_GITIGNORE } from "../../src/hosts/sandbox/policy.js";
+import type { ManagedServer } from "../../src/hosts/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import {
   allText,

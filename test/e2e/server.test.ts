@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundledBinary } from "../../src/opencode/locate.js";
+import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { useE2E } from "../support/e2e.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { descendants, isAlive, waitFor } from "../support/procs.js";

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { eventsOf } from "../support/run-cli.js";
 

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
-import type { ChatRequest } from "../../src/scripted/model-server.js";
+import type { ChatRequest } from "../../src/domain/scripted/model-server.js";
 import { useE2E } from "../support/e2e.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { useWarmServer } from "../support/warm-server.js";

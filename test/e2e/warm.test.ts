@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { ManagedServer } from "../../src/server/registry.js";
+import type { ManagedServer } from "../../src/hosts/server/registry.js";
 import { useE2E } from "../support/e2e.js";
 import { isAlive, waitFor } from "../support/procs.js";
 import { cliOnPath, docExample, eventsOf, runBash } from "../support/run-cli.js";

@@ -16,9 +16,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { bundledBinary } from "../../src/opencode/locate.js";
-import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
-import { startModelServer } from "../../src/scripted/model-server.js";
+import { bundledBinary } from "../../src/domain/opencode/locate.js";
+import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
+import { startModelServer } from "../../src/domain/scripted/model-server.js";
 import { descendants, isAlive } from "../support/procs.js";
 
 const { values } = parseArgs({

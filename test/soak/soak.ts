@@ -5,9 +5,9 @@
 //   npm run soak -- [--turns N]
 import { readdirSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { runTurn } from "../../src/api/run-turn.js";
-import { makeHermeticHome } from "../../src/scripted/hermetic-home.js";
-import { startModelServer } from "../../src/scripted/model-server.js";
+import { runTurn } from "../../src/app/run-turn.js";
+import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
+import { startModelServer } from "../../src/domain/scripted/model-server.js";
 import { descendants } from "../support/procs.js";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "200" } } });

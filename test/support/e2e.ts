@@ -2,8 +2,8 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { type HermeticHome, makeHermeticHome } from "../../src/scripted/hermetic-home.js";
-import { type ModelServer, startModelServer } from "../../src/scripted/model-server.js";
+import { type HermeticHome, makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
+import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
 import { type CliOptions, runCli, runCliRaw } from "./run-cli.js";
 
 export type E2E = {

@@ -1,7 +1,7 @@
 // The fixture tests' view of src/turn/replay.ts, with a fixed clock and workspace.
 import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
-import type { TurnEnd } from "../../src/outcome/classify.js";
-import { replayRecording } from "../../src/replay/replay.js";
+import type { TurnEnd } from "../../src/domain/outcome/classify.js";
+import { replayRecording } from "../../src/engine/replay.js";
 
 export type Replayed = { started: OcEvent; events: OcEvent[]; result: ResultEvent; types: string[] };
 

@@ -1,8 +1,8 @@
 // The standard scenarios: what each one sends the scripted model server and how it is set up.
 // Shared by the fixture recorder and the compatibility matrix.
 import { createServer } from "node:net";
-import { providerConfig } from "../../src/scripted/hermetic-home.js";
-import type { ChatRequest, Reply } from "../../src/scripted/model-server.js";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
+import type { ChatRequest, Reply } from "../../src/domain/scripted/model-server.js";
 
 export type Scenario = {
   prompt: string;

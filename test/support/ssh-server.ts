@@ -9,8 +9,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import ssh2 from "ssh2";
-import { locateOpencode } from "../../src/opencode/locate.js";
-import { type HermeticHome, makeHermeticHome } from "../../src/scripted/hermetic-home.js";
+import { locateOpencode } from "../../src/domain/opencode/locate.js";
+import { type HermeticHome, makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
 
 export type SshServer = {
   port: number;

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
-import type { ManagedServer } from "../../src/server/registry.js";
+import type { ManagedServer } from "../../src/hosts/server/registry.js";
 import type { E2E } from "./e2e.js";
 import { descendants, isAlive, waitFor } from "./procs.js";
 

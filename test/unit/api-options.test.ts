@@ -1,7 +1,7 @@
 // The library refuses option keys it does not take, as esbuild's API does: a typo is a
 // config_error result, never an option dropped in silence (runTurn({ sanbox }) ran unsandboxed).
 import { describe, expect, it } from "vitest";
-import { runTurn } from "../../src/api/run-turn.js";
+import { runTurn } from "../../src/app/run-turn.js";
 import type { OcEvent } from "../../src/contract/schema.js";
 
 async function events(options: object): Promise<OcEvent[]> {

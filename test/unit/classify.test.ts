@@ -2,9 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
-import { Normalizer } from "../../src/events/normalize.js";
-import { classifyOutcome, type TurnEnd } from "../../src/outcome/classify.js";
-import { stopClass } from "../../src/outcome/many-turns-end.js";
+import { Normalizer } from "../../src/domain/events/normalize.js";
+import { classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
+import { stopClass } from "../../src/domain/outcome/many-turns-end.js";
 import { replayStreams } from "../support/replay.js";
 
 const sid = "ses_x";

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES } from "../../src/contract/exit-codes.js";
-import { V2_ERROR_TYPES } from "../../src/events/error-class.js";
+import { V2_ERROR_TYPES } from "../../src/domain/events/error-class.js";
 
 const doc = readFileSync(new URL("../../docs/compatibility.md", import.meta.url), "utf8");
 

@@ -1,11 +1,11 @@
 // The pure parts of what a CI author hit in their first hour (issue "A CI author's first hour").
 import { describe, expect, it } from "vitest";
-import { mergeStreams } from "../../src/batch/merge.js";
-import { resumeProblem } from "../../src/batch/resume.js";
-import { writeBatchResult } from "../../src/batch/summary.js";
-import { parseTasks } from "../../src/batch/tasks.js";
-import { capProblems, printable } from "../../src/output/printable.js";
-import { batchSummaryMarkdown } from "../../src/progress/step-summary.js";
+import { mergeStreams } from "../../src/app/batch/merge.js";
+import { resumeProblem } from "../../src/app/batch/resume.js";
+import { writeBatchResult } from "../../src/app/batch/summary.js";
+import { parseTasks } from "../../src/app/batch/tasks.js";
+import { capProblems, printable } from "../../src/domain/output/printable.js";
+import { batchSummaryMarkdown } from "../../src/domain/progress/step-summary.js";
 import { batchResultOf } from "../support/batch-result.js";
 
 const { tasks } = parseTasks(['{"id":"a","prompt":"x"}', '{"id":"b","prompt":"y"}'].join("\n"));

@@ -1,10 +1,10 @@
 // A bug inside oc-exec still ends in a result line with class internal_error (70).
 import { describe, expect, it, onTestFinished } from "vitest";
-import { makeBackend } from "../../src/backend/make-backend.js";
-import type { RunTurnOptions } from "../../src/options/options.js";
-import { type Internals, resolveTurnOptions } from "../../src/options/resolve-options.js";
-import { TurnControl } from "../../src/turn/control.js";
-import { executeTurn as execute } from "../../src/turn/execute.js";
+import { TurnControl } from "../../src/engine/control.js";
+import { executeTurn as execute } from "../../src/engine/execute.js";
+import { makeBackend } from "../../src/hosts/make-backend.js";
+import type { RunTurnOptions } from "../../src/plan/options.js";
+import { type Internals, resolveTurnOptions } from "../../src/plan/resolve-options.js";
 
 /** The engine with options resolved as runTurn resolves them. */
 const executeTurn = (
@@ -56,7 +56,7 @@ describe("internal errors", () => {
 
 describe("runTurn", () => {
   it("a consumer that stops early stops the turn: opencode and its children are gone", async () => {
-    const { runTurn } = await import("../../src/api/run-turn.js");
+    const { runTurn } = await import("../../src/app/run-turn.js");
     const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEnv, buildInvocation, titleFor } from "../../src/opencode/invocation.js";
+import { buildEnv, buildInvocation, titleFor } from "../../src/domain/opencode/invocation.js";
 
 const base = {
   binary: "/bin/opencode",

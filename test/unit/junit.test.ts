@@ -2,7 +2,7 @@
 // (checked by libxml2), every character XML forbids removed.
 import { describe, expect, it } from "vitest";
 import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
-import { JunitCollector, renderJunit, xmlText } from "../../src/reports/junit.js";
+import { JunitCollector, renderJunit, xmlText } from "../../src/domain/reports/junit.js";
 import { junitErrors } from "../support/junit-check.js";
 
 const T = "2026-11-24T05:00:00.000Z";

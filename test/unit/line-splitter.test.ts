@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineSplitter, type SplitLine } from "../../src/events/line-splitter.js";
-import { capUtf8 } from "../../src/events/tool-event.js";
+import { LineSplitter, type SplitLine } from "../../src/domain/events/line-splitter.js";
+import { capUtf8 } from "../../src/domain/events/tool-event.js";
 
 function split(chunks: Buffer[], max?: number): SplitLine[] {
   const out: SplitLine[] = [];

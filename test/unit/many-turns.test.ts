@@ -1,10 +1,10 @@
 // The pure parts of many-turn runs: the tasks file, shards, conversation input lines, and the
 // contract checker on batch and conversation streams.
 import { describe, expect, it } from "vitest";
-import { writeBatchNotRun } from "../../src/batch/summary.js";
-import { parseShard, parseTasks, shardOf, taskDigest } from "../../src/batch/tasks.js";
+import { writeBatchNotRun } from "../../src/app/batch/summary.js";
+import { parseShard, parseTasks, shardOf, taskDigest } from "../../src/app/batch/tasks.js";
+import { parseTurnLine } from "../../src/app/run-conversation.js";
 import { validateStream } from "../../src/contract/validate-stream.js";
-import { parseTurnLine } from "../../src/conversation/run-conversation.js";
 
 describe("the tasks file", () => {
   it("accepts tasks, with durations, and reports every bad line with its number", () => {

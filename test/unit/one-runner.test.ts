@@ -1,23 +1,23 @@
 // The one runner of many turns and the one rule for limits, without a process: a fake backend
-// behind the seam (backend/backend.ts) plays opencode's lines, so the runner, the budget checker,
+// behind the seam (engine/backend.ts) plays opencode's lines, so the runner, the budget checker,
 // the exit ladder, the option labels and the seq rule are checked exactly.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runTurn } from "../../src/api/run-turn.js";
-import type { Backend } from "../../src/backend/backend.js";
-import { planTasks, serverGroups } from "../../src/batch/plan.js";
-import { runBatch } from "../../src/batch/run-batch.js";
-import { parseTasks } from "../../src/batch/tasks.js";
+import { planTasks, serverGroups } from "../../src/app/batch/plan.js";
+import { runBatch } from "../../src/app/batch/run-batch.js";
+import { parseTasks } from "../../src/app/batch/tasks.js";
+import { runConversation } from "../../src/app/run-conversation.js";
+import { runTurn } from "../../src/app/run-turn.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS } from "../../src/cli/flags.js";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { validateStream } from "../../src/contract/validate-stream.js";
-import { runConversation } from "../../src/conversation/run-conversation.js";
-import type { UpstreamSource } from "../../src/events/upstream-source.js";
-import { resolveTurnOptions, resolveWholeLimits } from "../../src/options/resolve-options.js";
-import { manyTurnsExit } from "../../src/outcome/many-turns-end.js";
-import { TurnControl } from "../../src/turn/control.js";
+import type { UpstreamSource } from "../../src/domain/events/upstream-source.js";
+import { manyTurnsExit } from "../../src/domain/outcome/many-turns-end.js";
+import type { Backend } from "../../src/engine/backend.js";
+import { TurnControl } from "../../src/engine/control.js";
+import { resolveTurnOptions, resolveWholeLimits } from "../../src/plan/resolve-options.js";
 import { batchResultOf } from "../support/batch-result.js";
 
 /** opencode's lines for one step of `tokens` input tokens at `cost` dollars, answering `text`. */

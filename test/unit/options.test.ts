@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { FLAG_LABELS, optionsFromFlags, quietRequested } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
 import { rewriteResume } from "../../src/cli/resume.js";
-import { formatDuration, parseDuration } from "../../src/duration.js";
-import { DEFAULTS } from "../../src/options/options.js";
-import { resolveTurnOptions } from "../../src/options/resolve-options.js";
+import { formatDuration, parseDuration } from "../../src/kernel/duration.js";
+import { DEFAULTS } from "../../src/plan/options.js";
+import { resolveTurnOptions } from "../../src/plan/resolve-options.js";
 
 describe("resolveTurnOptions", () => {
   it("applies every default in one place", () => {

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CUT_FROM, LineSplitter, type SplitLine } from "../../src/events/line-splitter.js";
-import { keepBytesFor, OutputCutter } from "../../src/events/output-cutter.js";
-import { capUtf8, toolEventOf } from "../../src/events/tool-event.js";
+import { CUT_FROM, LineSplitter, type SplitLine } from "../../src/domain/events/line-splitter.js";
+import { keepBytesFor, OutputCutter } from "../../src/domain/events/output-cutter.js";
+import { capUtf8, toolEventOf } from "../../src/domain/events/tool-event.js";
 
 /** Feeds `line` to a cutter in the given chunk sizes and returns the kept text. */
 function cut(line: string, keep: number, chunkSizes: number[] = []): { text: string; cutBytes: number } {

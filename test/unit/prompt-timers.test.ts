@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { readPrompt } from "../../src/cli/prompt.js";
-import { TurnTimers } from "../../src/turn/timers.js";
+import { TurnTimers } from "../../src/engine/timers.js";
 
 const stdinOf = (text: string | null, tty = false) => {
   const s = new PassThrough() as PassThrough & { isTTY?: boolean };

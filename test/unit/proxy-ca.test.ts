@@ -1,4 +1,4 @@
-// The proxy's leaf certificates kept between sandboxes (src/sandbox/proxy-ca.ts): a leaf the
+// The proxy's leaf certificates kept between sandboxes (src/hosts/sandbox/proxy-ca.ts): a leaf the
 // library minted is kept when the sandbox closes and handed back to the library's cache at the
 // next one, which then serves it instead of making a key; a leaf that no longer fits (another CA,
 // another host, a key not its own, its end near) is not.
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createMitmCA, disposeMitmCA, type MitmCA } from "@anthropic-ai/sandbox-runtime/dist/sandbox/mitm-ca.js";
 import { mintLeafCert } from "@anthropic-ai/sandbox-runtime/dist/sandbox/mitm-leaf.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keepLeaves, leafFits, sandboxCa, seedLeaves } from "../../src/sandbox/proxy-ca.js";
+import { keepLeaves, leafFits, sandboxCa, seedLeaves } from "../../src/hosts/sandbox/proxy-ca.js";
 
 const root = mkdtempSync(join(tmpdir(), "oc-exec-proxy-ca-test-"));
 const env = { HOME: root, XDG_STATE_HOME: join(root, "state") };

@@ -8,16 +8,16 @@ import { describeModels } from "../../src/cli/doctor.js";
 import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import type { ResultEvent } from "../../src/contract/schema.js";
-import { errorClassOf, isConfigStderr } from "../../src/events/error-class.js";
-import { Normalizer } from "../../src/events/normalize.js";
-import { parseLogfmt, parseStderrLine } from "../../src/events/stderr-lines.js";
-import { deepMerge, mergeConfigContent } from "../../src/opencode/config-content.js";
-import { locateOpencode, searchPath } from "../../src/opencode/locate.js";
-import { buildPolicy, invalidInheritedPolicy, PERMISSION_KEYS } from "../../src/opencode/permissions.js";
-import { checkBudgets as check, turnBudgets, turnUse } from "../../src/outcome/budget.js";
-import { API_LABELS } from "../../src/outcome/labels.js";
-import { formatMarkdownSummary, formatSummary } from "../../src/progress/format.js";
-import { checkStructuredOutput, extractJson } from "../../src/turn/structured-output.js";
+import { errorClassOf, isConfigStderr } from "../../src/domain/events/error-class.js";
+import { Normalizer } from "../../src/domain/events/normalize.js";
+import { parseLogfmt, parseStderrLine } from "../../src/domain/events/stderr-lines.js";
+import { deepMerge, mergeConfigContent } from "../../src/domain/opencode/config-content.js";
+import { locateOpencode, searchPath } from "../../src/domain/opencode/locate.js";
+import { buildPolicy, invalidInheritedPolicy, PERMISSION_KEYS } from "../../src/domain/opencode/permissions.js";
+import { checkBudgets as check, turnBudgets, turnUse } from "../../src/domain/outcome/budget.js";
+import { API_LABELS } from "../../src/domain/outcome/labels.js";
+import { formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
+import { checkStructuredOutput, extractJson } from "../../src/engine/structured-output.js";
 
 describe("permission policy", () => {
   it("an allow-list denies every other known key; --deny overrides; nothing given leaves opencode's config alone", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PATTERNS, redact, redactValue } from "../../src/events/redact.js";
+import { PATTERNS, redact, redactValue } from "../../src/domain/events/redact.js";
 
 describe("redact", () => {
   it.each([

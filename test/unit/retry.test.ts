@@ -2,9 +2,9 @@
 // the model of each attempt, and what a resumed attempt is told.
 import { describe, expect, it } from "vitest";
 import type { ErrorDetail } from "../../src/contract/schema.js";
-import type { Outcome, TurnEnd } from "../../src/outcome/classify.js";
-import { retryWait, transientFailure } from "../../src/outcome/transient.js";
-import { attemptModels, resumePrompt } from "../../src/turn/attempts.js";
+import type { Outcome, TurnEnd } from "../../src/domain/outcome/classify.js";
+import { retryWait, transientFailure } from "../../src/domain/outcome/transient.js";
+import { attemptModels, resumePrompt } from "../../src/engine/attempts.js";
 
 const error = (name: string, status: number | null, retryable: boolean | null = null): ErrorDetail => ({
   name,

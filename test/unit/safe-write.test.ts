@@ -55,7 +55,7 @@ function oldTempNames(file: string, pid: number): string[] {
   ];
 }
 
-/** The old -o writer (src/output/last-message.ts before the safe writer), verbatim. */
+/** The old -o writer (src/domain/output/last-message.ts before the safe writer), verbatim. */
 function oldWriteFileAtomic(path: string, text: string): void {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
   writeFileSync(tmp, text);

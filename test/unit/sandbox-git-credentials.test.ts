@@ -1,7 +1,7 @@
 // The token actions/checkout leaves in .git/config: which values the sandbox replaces with
 // stand-ins (group 1 of the library's extract pattern), and where the config file is.
 import { describe, expect, it } from "vitest";
-import { GIT_CREDENTIAL, gitConfigCredentials } from "../../src/sandbox/git-credentials.js";
+import { GIT_CREDENTIAL, gitConfigCredentials } from "../../src/hosts/sandbox/git-credentials.js";
 
 const CONFIG = [
   "[core]",

@@ -1,4 +1,4 @@
-// The real key goes into the credential header only (src/sandbox/key-in-header.ts). The library's
+// The real key goes into the credential header only (src/hosts/sandbox/key-in-header.ts). The library's
 // own registry swaps a stand-in wherever it is, bodies included (the hole, shown first); narrowed,
 // it swaps the whole value of a credential header and nothing else. The last tests fail when a
 // release of the library changes what the narrowing relies on.
@@ -13,7 +13,7 @@ import {
 } from "@anthropic-ai/sandbox-runtime/dist/sandbox/body-substitution.js";
 import { SentinelRegistry } from "@anthropic-ai/sandbox-runtime/dist/sandbox/credential-sentinel.js";
 import { describe, expect, it } from "vitest";
-import { CREDENTIAL_HEADERS, keyInHeaderOnly } from "../../src/sandbox/key-in-header.js";
+import { CREDENTIAL_HEADERS, keyInHeaderOnly } from "../../src/hosts/sandbox/key-in-header.js";
 
 const HOST = "api.provider.test";
 const REAL = "sk-real-0123456789abcdef";

@@ -1,7 +1,7 @@
 // Where the sandbox's pids cgroup goes, and which hard-linked files it keeps read-only.
 import { describe, expect, it } from "vitest";
-import { readOnlyForLinks } from "../../src/sandbox/hard-links.js";
-import { pidsCgroupDirs } from "../../src/sandbox/process-limit.js";
+import { readOnlyForLinks } from "../../src/hosts/sandbox/hard-links.js";
+import { pidsCgroupDirs } from "../../src/hosts/sandbox/process-limit.js";
 
 const v1 = [
   "40 35 0:35 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",

@@ -1,26 +1,26 @@
 // The sandbox's pure parts: which hosts and credential variables a turn needs, the library's
 // configuration (what can be read and written), the scrubbed environment, and the options' rules.
 import { describe, expect, it } from "vitest";
-import type { ConfigSource } from "../../src/opencode/config-sources.js";
-import { resolveTurnOptions } from "../../src/options/resolve-options.js";
-import { gitProtectedPaths, hooksPathOf } from "../../src/sandbox/git-paths.js";
-import { withInboundBridge } from "../../src/sandbox/inbound.js";
+import type { ConfigSource } from "../../src/domain/opencode/config-sources.js";
+import { gitProtectedPaths, hooksPathOf } from "../../src/hosts/sandbox/git-paths.js";
+import { withInboundBridge } from "../../src/hosts/sandbox/inbound.js";
 import {
   authStore,
   envPattern,
   runtimeConfig,
-  type SandboxSpec,
   sandboxEnv,
   sandboxedCheck,
   serverSandboxProblem,
-} from "../../src/sandbox/policy.js";
+} from "../../src/hosts/sandbox/policy.js";
 import {
   hostOfUrl,
   KNOWN_PROVIDERS,
   type ProviderCredential,
   providerNeeds,
   untrustedConfigProblems,
-} from "../../src/sandbox/providers.js";
+} from "../../src/hosts/sandbox/providers.js";
+import { resolveTurnOptions } from "../../src/plan/resolve-options.js";
+import type { SandboxSpec } from "../../src/plan/sandbox-spec.js";
 
 const src = (config: ConfigSource["config"], source = "OPENCODE_CONFIG_CONTENT", trusted = true): ConfigSource => ({
   source,

@@ -1,4 +1,4 @@
-// The sandbox's relays without Nagle's algorithm (src/sandbox/relays.ts): the library is pointed at
+// The sandbox's relays without Nagle's algorithm (src/hosts/sandbox/relays.ts): the library is pointed at
 // the package's socat wrapper, which adds `nodelay` to socat's TCP addresses and nothing else, and
 // the library's proxy front end gets TCP_NODELAY on every connection it accepts, and no other
 // server of the process does.
@@ -8,8 +8,8 @@ import { connect, createServer, type Server, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runtimeConfig } from "../../src/sandbox/policy.js";
-import { noDelayOnAccept, socatWithoutDelay } from "../../src/sandbox/relays.js";
+import { runtimeConfig } from "../../src/hosts/sandbox/policy.js";
+import { noDelayOnAccept, socatWithoutDelay } from "../../src/hosts/sandbox/relays.js";
 
 const layout = (socat?: string | null) =>
   runtimeConfig({

@@ -1,7 +1,7 @@
 // Redaction by value (the environment's secrets) and by shape, in one piece and across pieces.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { makeRedactor, REDACTED, secretValues } from "../../src/events/secrets.js";
+import { makeRedactor, REDACTED, secretValues } from "../../src/domain/events/secrets.js";
 
 describe("which values are secrets", () => {
   it("variables named *TOKEN*, *KEY*, *SECRET*, *PASSWORD*, *CREDENTIAL*, and the named ones; short values are not", () => {

@@ -1,4 +1,4 @@
-// The pure parts of a sandboxed server's guard (src/sandbox/server-guard.ts): the config it adds,
+// The pure parts of a sandboxed server's guard (src/hosts/sandbox/server-guard.ts): the config it adds,
 // the command that hands opencode its password, and what its report allows.
 import { readFileSync, rmSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import {
   serveReadingPassword,
   withGuardPlugin,
   writeGuardPlugin,
-} from "../../src/sandbox/server-guard.js";
+} from "../../src/hosts/sandbox/server-guard.js";
 
 const safe: GuardReport = { removed: true, sealed: "yes", capless: true, pid: 7 };
 

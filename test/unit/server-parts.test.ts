@@ -4,10 +4,10 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { rulesetOf } from "../../src/opencode/permissions.js";
-import { replayRecording } from "../../src/replay/replay.js";
-import { SseParser } from "../../src/server/sse.js";
-import { ServerTranslator } from "../../src/server/translate.js";
+import { ServerTranslator } from "../../src/domain/events/server-translate.js";
+import { rulesetOf } from "../../src/domain/opencode/permissions.js";
+import { replayRecording } from "../../src/engine/replay.js";
+import { SseParser } from "../../src/hosts/server/sse.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 

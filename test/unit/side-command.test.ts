@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runSideCommand } from "../../src/opencode/side-command.js";
+import { runSideCommand } from "../../src/domain/opencode/side-command.js";
 
 describe("runSideCommand", () => {
   const roots: string[] = [];

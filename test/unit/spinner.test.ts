@@ -2,7 +2,7 @@
 // made ora erase lines forever, synchronously, starving the timers and the signal handlers).
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { canDrawLiveLine, createSpinner } from "../../src/progress/spinner.js";
+import { canDrawLiveLine, createSpinner } from "../../src/domain/progress/spinner.js";
 
 /** A terminal-like stream of the given width that counts what is written to it. */
 function terminal(columns: number) {

@@ -5,9 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { forwardedEnv } from "../../src/ssh/remote-launch.js";
-import { MARKER, parseMarker, preamble, remoteCommand, shellQuote } from "../../src/ssh/remote-script.js";
-import { commandArgs, destinationProblem, masterArgs, splitDestination, sshFailure } from "../../src/ssh/ssh-args.js";
+import { forwardedEnv } from "../../src/hosts/ssh/remote-launch.js";
+import { MARKER, parseMarker, preamble, remoteCommand, shellQuote } from "../../src/hosts/ssh/remote-script.js";
+import { commandArgs, masterArgs, sshFailure } from "../../src/hosts/ssh/ssh-args.js";
+import { destinationProblem, splitDestination } from "../../src/plan/ssh-spec.js";
 
 describe("shellQuote", () => {
   it("survives a shell for every awkward value", () => {

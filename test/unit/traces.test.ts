@@ -2,10 +2,10 @@
 // the OTLP headers' values as secrets, and opencode's environment without OTEL_*.
 import { describe, expect, it } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
-import { secretValues } from "../../src/events/secrets.js";
-import { buildEnv } from "../../src/opencode/invocation.js";
-import { type PlannedSpan, TracePlan } from "../../src/telemetry/trace-plan.js";
-import { headerValues, traceSettings } from "../../src/telemetry/trace-settings.js";
+import { secretValues } from "../../src/domain/events/secrets.js";
+import { buildEnv } from "../../src/domain/opencode/invocation.js";
+import { type PlannedSpan, TracePlan } from "../../src/domain/telemetry/trace-plan.js";
+import { headerValues, traceSettings } from "../../src/domain/telemetry/trace-settings.js";
 
 describe("traceSettings", () => {
   const on = { protocol: "http/protobuf", captureContent: false, flushTimeoutMs: 5000 };

@@ -20,9 +20,9 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SANDBOX_MOUNT_POINTS } from "../../src/sandbox/policy.js";
-import { diffLines } from "../../src/workspace/line-diff.js";
-import { dropPatchBase, type PatchBase, takePatchBase, turnPatch } from "../../src/workspace/turn-patch.js";
+import { diffLines } from "../../src/engine/workspace/line-diff.js";
+import { dropPatchBase, type PatchBase, takePatchBase, turnPatch } from "../../src/engine/workspace/turn-patch.js";
+import { SANDBOX_MOUNT_POINTS } from "../../src/plan/sandbox-spec.js";
 
 const roots: string[] = [];
 afterEach(() => {

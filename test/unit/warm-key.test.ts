@@ -1,6 +1,6 @@
 // Which turns may share a warm server (--warm): the fit key, pure.
 import { describe, expect, it } from "vitest";
-import { serverEnvironment, warmKey } from "../../src/warm/warm-key.js";
+import { serverEnvironment, warmKey } from "../../src/hosts/warm/warm-key.js";
 
 const base = {
   dir: "/repo",

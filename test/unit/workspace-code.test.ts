@@ -1,11 +1,11 @@
-// Which files make opencode load code from a workspace into its process (src/sandbox/workspace-code.ts),
+// Which files make opencode load code from a workspace into its process (src/hosts/sandbox/workspace-code.ts),
 // as opencode 1.18.33 looks for them: up to the git repository's top, plugins and tools, config
 // files that name plugins; the user's own directories left alone.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { projectConfigDisabled, workspaceCode, workspaceCodeProblem } from "../../src/sandbox/workspace-code.js";
+import { projectConfigDisabled, workspaceCode, workspaceCodeProblem } from "../../src/hosts/sandbox/workspace-code.js";
 
 let root = "";
 afterEach(() => {

@@ -1,0 +1,189 @@
+// A batch's tasks with their options resolved before anything runs, through the one resolver (the
+// single turn's), each option named as the user wrote it: a task's own field (`max_cost_usd`) when
+// its line sets it, else the batch flag that gave the default (`--task-max-cost-usd`). A task whose
+// options do not resolve is a problem of the tasks file: the batch does not run (exit 5).
+import { posix, resolve } from "node:path";
+import { ConfigError } from "../../domain/outcome/errors.js";
+import type { OptionLabels } from "../../domain/outcome/labels.js";
+import type { RunTurnOptions } from "../../plan/options.js";
+import { resolveTurnOptions } from "../../plan/resolve-options.js";
+import type { SandboxSpec } from "../../plan/sandbox-spec.js";
+import type { SshSpec } from "../../plan/ssh-spec.js";
+import { notADirectory } from "../../sys/fs-checks.js";
+import type { PlannedTask } from "./run-batch.js";
+import type { Task } from "./tasks.js";
+
+/** What every task gets unless its line says otherwise, as the library's options. */
+export type TaskDefaults = Omit<RunTurnOptions, "prompt"> & { dir: string };
+
+/** The task fields that set an option, and the option each sets. */
+const FIELD_OF = {
+  dir: "dir",
+  files: "files",
+  allow: "allow",
+  deny: "deny",
+  maxSteps: "max_steps",
+  maxTokens: "max_tokens",
+  maxCostUsd: "max_cost_usd",
+  timeoutMs: "timeout",
+  sandbox: "sandbox",
+  writable: "writable",
+  readable: "readable",
+  allowHosts: "allow_hosts",
+  verify: "verify",
+  retry: "retry",
+  fallbackModel: "fallback_model",
+  ssh: "ssh",
+} as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
+
+/** The labels for one task: its own fields where its line sets them, else the batch's. */
+function labelsFor(task: Task, batch: OptionLabels): OptionLabels {
+  const labels = { ...batch };
+  for (const [option, field] of Object.entries(FIELD_OF) as [keyof typeof FIELD_OF, keyof Task][])
+    if (task[field] !== undefined) labels[option] = field;
+  return labels;
+}
+
+/**
+ * A task's workspace: its own `dir`, taken from the batch's --dir when relative (a tasks file of
+ * `packages/a`, `packages/b` runs against whichever checkout --dir names), else --dir itself.
+ */
+const workspaceOf = (task: Task, dir: string) => resolve(dir, task.dir ?? ".");
+
+/**
+ * A task on another host: its own `dir` is a path there, relative to the batch's --dir when the
+ * batch runs on that host (batch --ssh), else to the login directory; without one, that --dir or
+ * the login directory (undefined).
+ */
+function remoteWorkspaceOf(task: Task, base: string | undefined): string | undefined {
+  if (task.dir === undefined) return base;
+  return base === undefined || posix.isAbsolute(task.dir) ? task.dir : posix.join(base, task.dir);
+}
+
+/** Where tasks that name no host run: here, or on batch --ssh's host, in its --dir there. */
+export type BatchHost = { ssh?: string; sshOptions?: string[]; dir?: string };
+
+/** Whether a task may make more than one attempt: its own retry or fallback, else the batch's. */
+export const retries = (task: Task, defaults: TaskDefaults) =>
+  (task.retry ?? defaults.retry ?? 0) > 0 || (task.fallback_model ?? defaults.fallbackModel) !== undefined;
+
+export function planTasks(
+  tasks: Task[],
+  defaults: TaskDefaults,
+  labels: OptionLabels,
+  host: BatchHost = {},
+): { run: PlannedTask[]; problems: { line: number; message: string }[] } {
+  const run: PlannedTask[] = [];
+  const problems: { line: number; message: string }[] = [];
+  for (const task of tasks) {
+    // A task's own host, else the batch's: its workspace and files are then paths there.
+    const ssh = task.ssh ?? host.ssh;
+    const dir =
+      ssh === undefined
+        ? workspaceOf(task, defaults.dir)
+        : remoteWorkspaceOf(task, task.ssh === undefined || task.ssh === host.ssh ? host.dir : undefined);
+    try {
+      const files = task.files?.map((f) => (ssh === undefined ? resolve(dir!, f) : remoteFile(f, dir, ssh)));
+      const options = resolveTurnOptions(
+        {
+          ...defaults,
+          prompt: task.prompt,
+          dir,
+          ...(ssh === undefined ? {} : { ssh, sshOptions: host.sshOptions }),
+          model: task.model ?? defaults.model,
+          agent: task.agent ?? defaults.agent,
+          variant: task.variant ?? defaults.variant,
+          allow: task.allow ?? defaults.allow,
+          deny: task.deny ?? defaults.deny,
+          auto: task.auto ?? defaults.auto,
+          // A task's files are relative to its workspace, like everything else the task names.
+          files,
+          maxSteps: task.max_steps ?? defaults.maxSteps,
+          maxTokens: task.max_tokens ?? defaults.maxTokens,
+          maxCostUsd: task.max_cost_usd ?? defaults.maxCostUsd,
+          timeoutMs: task.timeoutMs ?? defaults.timeoutMs,
+          sandbox: task.sandbox ?? defaults.sandbox,
+          // Like files, a task's writable paths are relative to its workspace.
+          writable: task.writable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.writable,
+          readable: task.readable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.readable,
+          allowHosts: task.allow_hosts ?? defaults.allowHosts,
+          verify: task.verify ?? defaults.verify,
+          retry: task.retry ?? defaults.retry,
+          fallbackModel: task.fallback_model ?? defaults.fallbackModel,
+          // The batch's waits between attempts are for the tasks that make more than one.
+          ...(retries(task, defaults) ? {} : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
+          // A task that turns the batch's checks off ([]) takes none of their limits either.
+          ...(task.verify?.length === 0 ? { verifyTimeoutMs: undefined, verifyAttempts: undefined } : {}),
+        },
+        { labels: labelsFor(task, labels) },
+      );
+      // A workspace that is not there fails every turn in it: found now, before anything is paid for
+      // (one on another host is checked there, when its server starts).
+      const missing = options.ssh ? null : notADirectory(options.dir);
+      if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
+      run.push({ task, options });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push({ line: task.line, message: error.message });
+    }
+  }
+  return { run, problems };
+}
+
+/**
+ * A task's file on its host: relative to its workspace there. A server there is sent the path as
+ * it is, so it must come out absolute: a login-relative one would be read on this machine.
+ */
+function remoteFile(file: string, dir: string | undefined, ssh: string): string {
+  const path = posix.isAbsolute(file) || dir === undefined ? file : posix.join(dir, file);
+  if (!posix.isAbsolute(path))
+    throw new ConfigError(
+      `files: ${JSON.stringify(file)} on ${ssh} needs an absolute path there (or the task an absolute dir)`,
+    );
+  return path;
+}
+
+/**
+ * Tasks that one server can run: the same host and workspace there (or this machine), the same
+ * sandbox policy (or none), and the models they use.
+ */
+export type ServerGroup = {
+  sandbox: SandboxSpec | null;
+  ssh: SshSpec | null;
+  models: (string | null)[];
+  tasks: PlannedTask[];
+};
+
+/**
+ * The batch's tasks by server, in the order each first appears: one server has one filesystem
+ * view and one proxy, and runs on one host in one directory, so each distinct sandbox policy and
+ * each host and directory gets a server of its own.
+ */
+export function serverGroups(run: PlannedTask[]): ServerGroup[] {
+  const groups = new Map<string, ServerGroup>();
+  for (const planned of run) {
+    const spec = planned.options.sandbox;
+    const ssh = planned.options.ssh;
+    const key = JSON.stringify([
+      spec
+        ? [
+            spec.mode,
+            [...spec.writable].sort(),
+            [...spec.readable].sort(),
+            [...spec.allowHosts].sort(),
+            [...spec.passEnv].sort(),
+          ]
+        : "off",
+      ssh ? [ssh.destination, ssh.dir] : "here",
+    ]);
+    const group = groups.get(key) ?? { sandbox: spec, ssh, models: [], tasks: [] };
+    groups.set(key, group);
+    group.tasks.push(planned);
+    for (const model of [
+      planned.options.model ?? null,
+      ...(planned.options.fallbackModel ? [planned.options.fallbackModel] : []),
+    ])
+      if (!group.models.includes(model)) group.models.push(model);
+  }
+  return [...groups.values()];
+}

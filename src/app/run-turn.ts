@@ -1,0 +1,137 @@
+// The programmatic API: runTurn(options) is an async iterable of typed events that always ends
+// with the result event. The CLI runs the same engine (executeTurn) on the same backends.
+
+import type { OcEvent } from "../contract/schema.js";
+import type { StopReason } from "../domain/outcome/classify.js";
+import { ConfigError } from "../domain/outcome/errors.js";
+import { isRehearsal, REHEARSALS } from "../domain/scripted/rehearsals.js";
+import { TurnControl } from "../engine/control.js";
+import { executeTurn } from "../engine/execute.js";
+import { failedStart } from "../engine/failed-start.js";
+import { closeBackend, makeBackend } from "../hosts/make-backend.js";
+import { readEnvironment } from "../kernel/environment.js";
+import { type RunTurnOptions, unknownOptionKeys } from "../plan/options.js";
+import { type Internals, type ResolvedTurn, resolveTurnOptions } from "../plan/resolve-options.js";
+import type { RunningRehearsal } from "./rehearsal.js";
+
+export type Turn = AsyncIterable<OcEvent> & {
+  /** Stop the turn: SIGTERM to opencode's process group, SIGKILL after the grace period. */
+  abort(reason?: StopReason): void;
+};
+
+// Flow control: with this many events waiting for the consumer, opencode's stdout is no longer
+// read (opencode then blocks on its pipe, as it would under any slow reader); reading resumes
+// once the consumer is down to the low mark. Counts, not bytes: one event is at most one line.
+const QUEUE_HIGH = 64;
+const QUEUE_LOW = 16;
+
+/**
+ * Runs one turn. Invalid options end in a config_error result, like every other problem. Events
+ * wait in a queue for the consumer (the CLI, which needs none, hands the engine a sink instead).
+ */
+export function runTurn(options: RunTurnOptions): Turn {
+  const control = new TurnControl();
+  const queue: OcEvent[] = [];
+  let wake: (() => void) | null = null;
+  let finished = false;
+  let failure: unknown = null;
+  let started = false;
+
+  const push = (event: OcEvent) => {
+    queue.push(event);
+    if (queue.length >= QUEUE_HIGH) control.backpressure(true);
+    wake?.();
+  };
+  const run = async () => {
+    let resolved: ResolvedTurn;
+    let rehearsal: RunningRehearsal | null = null;
+    try {
+      try {
+        const unknown = unknownOptionKeys(options);
+        if (unknown.length > 0)
+          throw new ConfigError(
+            `runTurn does not take ${unknown.length === 1 ? "the option" : "the options"} ${unknown.join(", ")}`,
+            "UsageError",
+          );
+        const rehearsed = await rehearse(options);
+        rehearsal = rehearsed.rehearsal;
+        resolved = resolveTurnOptions(rehearsed.options, rehearsed.internals);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
+        return;
+      }
+      const backend = makeBackend(resolved, control.startup);
+      try {
+        await executeTurn(resolved, backend, push, control);
+      } finally {
+        await closeBackend(backend);
+      }
+    } finally {
+      await rehearsal?.stop();
+    }
+  };
+  const start = () => {
+    if (started) return;
+    started = true;
+    run()
+      .catch((error: unknown) => {
+        failure = error;
+      })
+      .finally(() => {
+        finished = true;
+        wake?.();
+      });
+  };
+
+  return {
+    abort: (reason = { kind: "interrupted", signal: "abort" }) => control.abort(reason),
+    async *[Symbol.asyncIterator]() {
+      start();
+      try {
+        for (;;) {
+          while (queue.length > 0) {
+            const event = queue.shift()!;
+            if (queue.length <= QUEUE_LOW) control.backpressure(false);
+            yield event;
+          }
+          if (finished) break;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = null;
+        }
+      } finally {
+        // A consumer that stops early (break, throw) must not leave opencode running.
+        if (!finished) control.abort({ kind: "interrupted", signal: "abort" });
+      }
+      if (failure) throw failure;
+    },
+  };
+}
+
+/**
+ * `rehearse` (or OC_EXEC_REHEARSE in the turn's environment), as --rehearse does on the command
+ * line: the real opencode against the scripted model, in a throwaway HOME and workspace. The
+ * scripted model loads only then.
+ */
+async function rehearse(
+  options: RunTurnOptions,
+): Promise<{ options: RunTurnOptions; internals: Internals; rehearsal: RunningRehearsal | null }> {
+  const env = options.env ?? process.env;
+  const name = options.rehearse ?? readEnvironment(env).rehearse;
+  if (name === null || name === undefined) return { options, internals: {}, rehearsal: null };
+  if (!isRehearsal(name))
+    throw new ConfigError(
+      `rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(name)}`,
+      "UsageError",
+    );
+  const scripted = await import("./rehearsal.js");
+  const rehearsal = await scripted.startRehearsal(name, env);
+  const read = async () => ({ text: options.prompt, warnings: [] });
+  return {
+    options: { ...scripted.rehearsedOptions(options, rehearsal), env: rehearsal.env },
+    internals: { prompt: scripted.rehearsedPrompt(read, name, rehearsal) },
+    rehearsal,
+  };
+}

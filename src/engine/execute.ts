@@ -1,0 +1,265 @@
+// Runs one turn from start to `result` on a backend made by the caller (hosts/make-backend.ts): the one
+// prologue (prepare.ts), the backend's upstream source, the work after it, then the result
+// (turn-core.ts, shared with replay). Every backend shares everything after the source: timers,
+// budgets, the normalizer, the classifier and the result.
+// Each stage returns what it found; the classifier's input is assembled here, once.
+// Every path ends in exactly one result event, including bugs in this file.
+
+import type { OcEvent, ResultEvent } from "../contract/schema.js";
+import { removedByPolicy } from "../domain/opencode/permissions.js";
+import type { TurnEnd } from "../domain/outcome/classify.js";
+import type { ResultMeta } from "../domain/outcome/result.js";
+import type { LaunchProblem } from "../kernel/problem.js";
+import type { ResolvedTurn } from "../plan/resolve-options.js";
+import { SANDBOX_MOUNT_POINTS } from "../plan/sandbox-spec.js";
+import { type PlannedWrite, writePlanned } from "../sys/safe-write.js";
+import { type AfterTurn, afterTurn } from "./after-turn.js";
+import { runAttempts } from "./attempts.js";
+import type { Backend } from "./backend.js";
+import type { TurnControl } from "./control.js";
+import { announceTurn, prepareTurn } from "./prepare.js";
+import type { SourceRun } from "./run-source.js";
+import { createTurnCore, type TurnCore } from "./turn-core.js";
+import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
+import {
+  takeWorkspaceSnapshot,
+  type WorkspaceChanges,
+  type WorkspaceSnapshot,
+  workspaceChangesSince,
+} from "./workspace/snapshot.js";
+import { dropPatchBase, type PatchBase, turnPatch } from "./workspace/turn-patch.js";
+
+export async function executeTurn(
+  options: ResolvedTurn,
+  /** Made once by the caller; a promise when the caller did not wait for it (a bug making it is this turn's). */
+  backend: Backend | Promise<Backend>,
+  sink: (event: OcEvent) => void,
+  control: TurnControl,
+): Promise<ResultEvent> {
+  control.follow(options.signal);
+  // With another attempt possible, events carry their attempt and the result counts them.
+  const retrying = options.retry > 0 || options.fallbackModel !== null;
+  // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
+  const removed = removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels);
+  const core = createTurnCore(
+    {
+      workspace: options.dir,
+      redactor: options.redactor,
+      session: options.session,
+      continue: options.continue,
+      fork: options.fork,
+      maxOutputBytes: options.maxOutputBytes,
+      maxLineBytes: options.maxLineBytes,
+      includeRaw: options.includeRaw,
+      clock: options.clock,
+      labels: options.labels,
+      failOn: options.failOn,
+      onToolStarted: options.onToolStarted ?? undefined,
+      removedByPolicy: removed,
+      attempts: retrying,
+    },
+    sink,
+  );
+  let ran: SourceRun | null = null;
+  let after: AfterTurn | null = null;
+  let problem: LaunchProblem | null = null;
+  let bug: { message: string } | null = null;
+  let workspace: WorkspaceChanges | undefined;
+  let sandbox: ResultMeta["sandbox"];
+  let verification: ResultMeta["verification"];
+  let verified: TurnEnd["verification"] = null;
+  let attempts: ResultMeta["attempts"];
+  let outputPatch: ResultMeta["outputPatch"];
+  let patchRefused: { name: string; message: string } | null = null;
+  let opened: Awaited<ReturnType<typeof prepareTurn>> | null = null;
+  const startedAt = Date.now();
+  try {
+    // Making the backend may take a while (a binary asked for its version, a server reached): a
+    // signal or --timeout ends the turn meanwhile, instead of after it.
+    const made = await unlessStopped(
+      backend,
+      control,
+      options.timeoutMs === null ? null : startedAt + options.timeoutMs,
+      options.timeoutMs ?? 0,
+    );
+    // Stopped first: the turn says it started, and ends with the stop's class.
+    if (made === null) announceTurn(options, core, null);
+    else {
+      for (const key of made.removes ?? []) removed.add(key);
+      for (const value of made.secrets ?? []) options.redactor.add(value);
+      opened = await prepareTurn(options, core, made);
+      if ("problem" in opened) problem = opened.problem;
+      else {
+        // What the workspace holds before opencode starts, to tell what the turn changed in it.
+        // Over ssh the workspace is on the host: the tools' own writes say what changed.
+        const snapshot: WorkspaceSnapshot = made.remote
+          ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
+          : takeWorkspaceSnapshot(options.dir);
+        const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
+        const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
+        ran = tried.ran;
+        problem = tried.problem;
+        const refused = tried.refused;
+        if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
+        if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
+          const checked = await verifyRounds(ran, {
+            options,
+            core,
+            control,
+            backend: made,
+            opened: tried.opened,
+            input: opened.input,
+            deadline,
+            attempts: tried.attempts,
+          });
+          ran = { ...checked.ran, stop: checked.ran.stop ?? checked.stop };
+          problem = checked.problem;
+          verification = checked.verification;
+          verified = checked.outcome;
+          refused.push(...checked.refused);
+          if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
+        }
+        after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
+        workspace = workspaceChangesSince(
+          snapshot,
+          core.normalizer.facts.filesChanged,
+          options.ownOutputs,
+          made.sandbox ? SANDBOX_MOUNT_POINTS : [],
+        );
+        if (opened.patchBase && options.outputPatch) {
+          const base = opened.patchBase;
+          opened.patchBase = null;
+          // A sandbox leaves empty files where it mounted over missing paths until it is reset.
+          const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
+          outputPatch =
+            writeTurnPatch(base, mountPoints, opened.patch!, options.labels.outputPatch, core, (refused) => {
+              patchRefused = refused;
+            }) ?? undefined;
+        }
+        if (made.sandbox)
+          sandbox = sandboxReport(
+            made.sandbox,
+            refused.flatMap((f) => f()),
+            workspace?.files ?? [],
+            core,
+            options,
+          );
+      }
+    }
+  } catch (error) {
+    bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  } finally {
+    if (opened && "patchBase" in opened && opened.patchBase) dropPatchBase(opened.patchBase);
+  }
+  const end: TurnEnd = {
+    stop: ran?.stop ?? control.reason,
+    launchError: problem ?? ran?.failure ?? null,
+    internalError: ran?.internalError ?? bug,
+    process: ran?.process ?? null,
+    outputError: after?.outputError ?? null,
+    refusedWrite: after?.refusedWrite ?? patchRefused,
+    lost: ran?.lost ?? null,
+    workspaceChanges: workspace ?? null,
+    verification: verified,
+  };
+  return core.finish(end, {
+    model: after?.model ?? options.model,
+    costUsd: after?.costUsd,
+    structuredOutput: after?.structuredOutput,
+    sessionDeleted: after?.sessionDeleted,
+    workspaceChanges: workspace,
+    sandbox,
+    verification,
+    attempts,
+    outputPatch,
+  });
+}
+
+/** The backend, or null when the turn is stopped (a signal, the abort signal, --timeout) first. */
+async function unlessStopped(
+  backend: Backend | Promise<Backend>,
+  control: TurnControl,
+  deadline: number | null,
+  timeoutMs: number,
+): Promise<Backend | null> {
+  if (control.reason) return null;
+  let unsubscribe = () => {};
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<null>((resolve) => {
+    unsubscribe = control.subscribe(() => {
+      control.giveUpStartup();
+      resolve(null);
+    });
+    if (deadline !== null)
+      timer = setTimeout(
+        () => control.abort({ kind: "timeout", timeout: "turn", ms: timeoutMs }),
+        Math.max(0, deadline - Date.now()),
+      );
+  });
+  try {
+    return await Promise.race([backend, stopped]);
+  } finally {
+    unsubscribe();
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * --output-patch: the patch written through the safe writer where it was planned, or null: a
+ * refusal (the path became a link, its directory moved, during the turn) is the turn's config
+ * error, as --output-last-message's; any other failure a warning.
+ */
+function writeTurnPatch(
+  base: PatchBase,
+  mountPoints: readonly string[],
+  plan: PlannedWrite,
+  label: string,
+  core: TurnCore,
+  refuse: (problem: { name: string; message: string }) => void,
+): ResultMeta["outputPatch"] | null {
+  const { path } = plan;
+  try {
+    const patch = turnPatch(base, mountPoints);
+    const failed = writePlanned(plan, patch.text);
+    if (failed?.refused) {
+      refuse({ name: "OutputPathRefused", message: `${label} ${path} was not written: ${failed.problem}` });
+      return null;
+    }
+    if (failed) throw new Error(failed.problem);
+    return { path, files: patch.files, bytes: patch.text.length };
+  } catch (error) {
+    core.normalizer.warning("output_patch_failed", `could not write ${label} ${path}: ${(error as Error).message}`);
+    return null;
+  } finally {
+    dropPatchBase(base);
+  }
+}
+
+/**
+ * opencode's configuration in the workspace: opencode.json(c) anywhere in it and all under a
+ * `.opencode` directory. What a sandboxed turn writes there is read by the next opencode started on
+ * that directory (a later, unsandboxed turn too): the user is told.
+ */
+const OPENCODE_CONFIG_PATH = /(^|\/)(opencode\.jsonc?$|\.opencode\/)/;
+
+/** Each refused host once as a warning, and the sandbox as the result describes it. */
+function sandboxReport(
+  info: NonNullable<Backend["sandbox"]>,
+  refused: string[],
+  changes: readonly { path: string }[],
+  core: TurnCore,
+  options: ResolvedTurn,
+): ResultMeta["sandbox"] {
+  for (const host of new Set(refused))
+    core.normalizer.warning(
+      "sandbox_refused",
+      `the sandbox refused a connection to ${host}: not an allowed host (${options.labels.allowHosts} ${host} lets it through)`,
+    );
+  const config = changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p));
+  if (config.length > 0)
+    core.normalizer.warning(
+      "sandbox_opencode_config",
+      `the turn created or changed opencode's configuration in the workspace: ${config.join(", ")}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
+    );
+  return { ...info, refused_connections: refused.length, opencode_config_changed: config };
+}

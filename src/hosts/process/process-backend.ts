@@ -1,0 +1,119 @@
+// The `opencode run` backend: one process per turn. Made once per run: the binary is located and
+// its version and flags learned once, however many turns follow. Each turn gets its invocation
+// (argv, environment, stdin) and its session operations (`opencode export`, `session delete`).
+import { rmSync } from "node:fs";
+import { splitterOptions } from "../../domain/events/split-options.js";
+import { mergeConfigContent } from "../../domain/opencode/config-content.js";
+import { majorOf, TESTED_RANGE } from "../../domain/opencode/features.js";
+import { buildInvocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
+import { locateOpencode } from "../../domain/opencode/locate.js";
+import { detectOpencode } from "../../domain/opencode/version.js";
+import type { Backend } from "../../engine/backend.js";
+import type { LaunchProblem, Warning } from "../../kernel/problem.js";
+import { DEFAULTS } from "../../plan/options.js";
+import { ownTempDir } from "../../sys/own-temp.js";
+import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
+import { processSource } from "./process-source.js";
+import { deleteSession, exportSession } from "./session-commands.js";
+
+export type ProcessBackendSpec = {
+  /** An explicitly chosen binary, else null: bundled, then PATH. */
+  opencode: string | null;
+  env: NodeJS.ProcessEnv;
+  /** Every opencode process of the run (the turn, export, delete) runs in it. */
+  sandbox: Sandbox | null;
+  /** Gives up asking the binary for its version (the turn stopped first). */
+  signal?: AbortSignal;
+};
+
+export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Backend> {
+  const located = locateOpencode(spec.opencode, spec.env.PATH);
+  const detected = located.ok ? await detectOpencode(located.binary, spec.env, undefined, spec.signal) : null;
+  const version = detected?.version ?? null;
+  const problem: LaunchProblem | null =
+    located.ok && detected ? null : { name: "OpencodeNotFound", message: located.ok ? "" : located.message };
+  const warnings: Warning[] = [
+    ...(detected && !detected.tested
+      ? [
+          {
+            code: "untested_opencode" as const,
+            message:
+              (majorOf(version) ?? 0) >= 2
+                ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
+                : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
+          },
+        ]
+      : []),
+    ...(spec.sandbox?.warnings ?? []),
+  ];
+  const { sandbox } = spec;
+  // opencode's runtime writes a 5.5 MB copy of a native library into TMPDIR at every start and never
+  // removes it (upstream: anomalyco/opencode#21427): without a sandbox (which has a TMPDIR of its
+  // own), opencode and its tools get one for the run, made at the first turn and removed at close.
+  let tmp: string | null = null;
+  const ownTmp = (env: NodeJS.ProcessEnv) => {
+    tmp ??= ownTempDir("opencode", env.TMPDIR || undefined);
+    return tmp;
+  };
+  return {
+    opencode: { path: located.ok ? located.binary.path : located.path, version },
+    ...(sandbox
+      ? {
+          sandbox: sandbox.info,
+          close: () => sandbox.close(),
+          wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()),
+        }
+      : {
+          close: async () => {
+            if (tmp) rmSync(tmp, { recursive: true, force: true });
+          },
+        }),
+    problem,
+    check(turn) {
+      const missing = detected ? unsupportedFlags(turn, detected.features) : [];
+      return {
+        warnings,
+        problem:
+          missing.length > 0
+            ? { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` }
+            : null,
+      };
+    },
+    async open(turn, input) {
+      if (!located.ok || !detected) return { problem: problem! };
+      const invocation = buildInvocation({
+        ...turn,
+        binary: located.binary.path,
+        workspace: turn.dir,
+        prompt: input.prompt,
+        title: input.title,
+        permission: input.policy,
+        configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
+        baseEnv: sandbox ? turn.env : { ...turn.env, TMPDIR: ownTmp(turn.env) },
+        features: detected.features,
+      });
+      // One id per turn: the proxy's refusals are kept under it.
+      const id = newCommandId();
+      const ctx = {
+        binary: invocation.file,
+        env: invocation.env,
+        cwd: invocation.cwd,
+        timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
+        launch: sandbox ? (command: Launch) => sandbox.wrap(command, id) : null,
+      };
+      const launched = sandbox ? { ...invocation, ...(await sandbox.wrap(invocation, id)) } : invocation;
+      return {
+        ...(sandbox ? { refused: () => sandbox.refused(id) } : {}),
+        source: processSource(launched, {
+          killAfterMs: turn.killAfterMs,
+          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
+        }),
+        ops: {
+          export: (id) => exportSession(ctx, id),
+          delete: (id) => deleteSession(ctx, id),
+          sessionId: null,
+        },
+      };
+    },
+  };
+}

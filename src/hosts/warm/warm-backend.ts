@@ -1,0 +1,151 @@
+// --warm (OC_EXEC_WARM=1): a plain turn runs on a warm server instead of starting opencode. The
+// first turn that fits no running server starts one (`server start`'s supervisor, with the turn's
+// configuration and environment: warm-key.ts) and every later turn that fits attaches to it. Two
+// processes that start at the same moment share one server: a lock file per key lets one start it
+// while the others wait for its record. The server stops itself after OC_EXEC_WARM_IDLE without a
+// turn. A turn that cannot run on a server runs cold, and says so in a warning.
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { mergeConfigContent } from "../../domain/opencode/config-content.js";
+import { locateOpencode } from "../../domain/opencode/locate.js";
+import { detectOpencode } from "../../domain/opencode/version.js";
+import type { OptionLabels } from "../../domain/outcome/labels.js";
+import type { Backend } from "../../engine/backend.js";
+import { ownPackage } from "../../kernel/package-root.js";
+import type { ResolvedTurn } from "../../plan/resolve-options.js";
+import { isAlive } from "../../sys/pids.js";
+import { liveServers, startServer } from "../server/managed.js";
+import { registryDir } from "../server/registry.js";
+import { makeServerBackend } from "../server/server-backend.js";
+import { serverEnvironment, warmKey } from "./warm-key.js";
+
+export type WarmSpec = Pick<
+  ResolvedTurn,
+  "opencode" | "env" | "dir" | "config" | "pure" | "ssh" | "sandbox" | "model" | "fallbackModel"
+> & {
+  warmIdleMs: number;
+  labels: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh">;
+};
+
+const START_TIMEOUT_MS = 60_000;
+
+/** Why this turn cannot run on a warm server, or null when it can. */
+function coldReason(spec: WarmSpec): string | null {
+  if (spec.ssh) return `${spec.labels.ssh} runs the turn on another host`;
+  if (spec.pure) return `${spec.labels.pure} cannot apply to a server's plugins`;
+  return null;
+}
+
+/** This package's CLI, which runs a server's supervisor: found from this file, bundled or not. */
+function ownCli(): string {
+  const own = ownPackage();
+  if (!own) throw new Error("oc-exec's package.json was not found above its own files");
+  return join(own.dir, "bin", "oc-exec.js");
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The URL of a running server for this key, started here if none runs; or why there is none. */
+async function findOrStart(
+  key: string,
+  start: () => ReturnType<typeof startServer>,
+  env: NodeJS.ProcessEnv,
+): Promise<{ url: string } | { problem: string }> {
+  const fitting = () =>
+    liveServers(env)
+      .filter((s) => s.warm_key === key)
+      .at(-1) ?? null;
+  const dir = registryDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = join(dir, `warm-${key}.lock`);
+  const deadline = Date.now() + START_TIMEOUT_MS + 10_000;
+  for (;;) {
+    const running = fitting();
+    if (running) return { url: running.url };
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx", 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      // Another oc-exec is starting it: wait for its record, unless that process died meanwhile.
+      const holder = Number(readFileSync(lock, { encoding: "utf8", flag: "r" }).trim() || "0");
+      if (holder > 0 && !isAlive(holder)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) return { problem: "another oc-exec was starting it and did not finish in time" };
+      await sleep(100);
+      continue;
+    }
+    try {
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      const meanwhile = fitting();
+      if (meanwhile) return { url: meanwhile.url };
+      const server = await start();
+      // Under GitHub Actions, the password this process made is masked in the job's log from now on.
+      if (env.GITHUB_ACTIONS === "true") process.stderr.write(`::add-mask::${server.password}\n`);
+      return { url: server.url };
+    } catch (error) {
+      return { problem: error instanceof Error ? error.message : String(error) };
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+/** A cold backend that says, once per turn, why the turn did not run warm. */
+function cold(backend: Backend, why: string): Backend {
+  return {
+    ...backend,
+    check(turn) {
+      const checked = backend.check(turn);
+      return { ...checked, warnings: [{ code: "warm_cold", message: `ran cold: ${why}` }, ...checked.warnings] };
+    },
+  };
+}
+
+export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Backend>): Promise<Backend> {
+  const why = coldReason(spec);
+  if (why) return cold(await makeCold(), why);
+  const located = locateOpencode(spec.opencode, spec.env.PATH);
+  // No binary, or bad inherited configuration: the cold backend reports it as a cold turn would.
+  if (!located.ok) return makeCold();
+  let configContent: string | undefined;
+  try {
+    configContent = mergeConfigContent(spec.env.OPENCODE_CONFIG_CONTENT, spec.config, spec.labels.config);
+  } catch {
+    return makeCold();
+  }
+  const detected = await detectOpencode(located.binary, spec.env);
+  const models = [spec.model, ...(spec.fallbackModel ? [spec.fallbackModel] : [])];
+  const fit = {
+    dir: spec.dir,
+    binary: located.binary.path,
+    version: detected.version,
+    configContent,
+    sandbox: spec.sandbox,
+    models,
+    env: spec.env,
+  };
+  const key = warmKey(fit);
+  const found = await findOrStart(
+    key,
+    () =>
+      startServer({
+        binary: fit.binary,
+        version: fit.version,
+        dir: fit.dir,
+        idleTimeoutMs: spec.warmIdleMs,
+        port: 0,
+        env: serverEnvironment(spec.env, configContent),
+        self: [process.execPath, ownCli()],
+        startTimeoutMs: START_TIMEOUT_MS,
+        sandbox: spec.sandbox,
+        models,
+        warmKey: key,
+      }),
+    spec.env,
+  );
+  if ("problem" in found) return cold(await makeCold(), `the warm server did not start: ${found.problem}`);
+  const server = await makeServerBackend({ attach: found.url, label: spec.labels.attach, env: spec.env });
+  // The server was started with this turn's configuration: --config and --mcp are already in it.
+  return { ...server, check: (turn) => server.check({ ...turn, config: [] }) };
+}
