@@ -18,9 +18,8 @@ import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
-import { locateOpencode } from "../domain/opencode/locate.js";
+import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { splitList } from "../domain/opencode/permissions.js";
-import { detectOpencode } from "../domain/opencode/version.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { capProblems, printable } from "../domain/output/printable.js";
 import { createStdoutWriter } from "../domain/output/stdout-writer.js";
@@ -31,7 +30,6 @@ import type { Backend } from "../engine/backend.js";
 import { makeBackend } from "../hosts/make-backend.js";
 import { startServer, stopServer } from "../hosts/server/managed.js";
 import type { ManagedServer } from "../hosts/server/registry.js";
-import { readEnvironment } from "../kernel/environment.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
@@ -342,12 +340,12 @@ async function startBatchServer(
       models: [],
       ssh: group.ssh,
     });
-  const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
-  if (!located.ok) throw new ConfigError(located.message);
-  const detected = await detectOpencode(located.binary, io.env);
+  const found = await ensureOpencode(flags.opencode, io.env);
+  if ("problem" in found) throw new ConfigError(found.problem.message);
+  const { binary, detected } = found;
   return startServer({
     ...common,
-    binary: located.binary.path,
+    binary: binary.path,
     version: detected.version,
     dir,
     sandbox: group.sandbox,

@@ -7,16 +7,14 @@ import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ResultEvent } from "../contract/schema.js";
 import { stripAnsi } from "../domain/events/stderr-lines.js";
 import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
+import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { TESTED_RANGE } from "../domain/opencode/features.js";
 import { buildEnv } from "../domain/opencode/invocation.js";
-import { locateOpencode } from "../domain/opencode/locate.js";
 import { invalidInheritedPolicy } from "../domain/opencode/permissions.js";
 import { lastLine, runSideCommand } from "../domain/opencode/side-command.js";
-import { detectOpencode } from "../domain/opencode/version.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { traceSettings } from "../domain/telemetry/trace-settings.js";
 import { formatDuration } from "../kernel/duration.js";
-import { readEnvironment } from "../kernel/environment.js";
 import { VERSION } from "../kernel/version.js";
 
 export type Check = { name: string; ok: boolean; detail: string };
@@ -102,16 +100,18 @@ async function doctor(opts: {
   env: NodeJS.ProcessEnv;
 }): Promise<{ ready: boolean; checks: Check[] }> {
   const checks: Check[] = [];
-  const located = locateOpencode(opts.opencode ?? readEnvironment(opts.env).opencode, opts.env.PATH);
-  const detected = located.ok ? await detectOpencode(located.binary, opts.env) : null;
+  const found = await ensureOpencode(opts.opencode, opts.env);
+  const located = "problem" in found ? null : found.binary;
+  const detected = "problem" in found ? null : found.detected;
+  const notFound = "problem" in found ? found.problem.message : "";
   checks.push(
-    located.ok
+    located
       ? {
           name: "opencode",
           ok: true,
-          detail: `${detected?.version ?? "unknown version"} at ${located.binary.path} (${detected?.tested ? "tested" : `untested; oc-exec is tested with ${TESTED_RANGE}`})`,
+          detail: `${detected?.version ?? "unknown version"} at ${located.path} (${detected?.tested ? "tested" : `untested; oc-exec is tested with ${TESTED_RANGE}`})`,
         }
-      : { name: "opencode", ok: false, detail: located.message },
+      : { name: "opencode", ok: false, detail: notFound },
   );
   const workspace = resolve(opts.dir ?? process.cwd());
   let wsOk = false;
@@ -137,10 +137,10 @@ async function doctor(opts: {
       inherited ??
       (opts.env.OPENCODE_PERMISSION ? "OPENCODE_PERMISSION is a valid policy" : "OPENCODE_PERMISSION is not set"),
   });
-  if (located.ok) {
+  if (located) {
     // A trivial policy, so the same call also shows that opencode accepts OPENCODE_PERMISSION.
     const env = buildEnv(opts.env, { permission: { bash: "deny" } });
-    const models = await run(located.binary.path, ["models"], env, wsOk ? workspace : process.cwd());
+    const models = await run(located.path, ["models"], env, wsOk ? workspace : process.cwd());
     const list = models.stdout
       .split("\n")
       .map((l) => l.trim())
@@ -163,7 +163,7 @@ async function doctor(opts: {
           : `${opts.model} is not among the models opencode offers (a provider's models appear only when its credentials are set)`,
       });
     }
-    const auth = await run(located.binary.path, ["auth", "list"], env, process.cwd());
+    const auth = await run(located.path, ["auth", "list"], env, process.cwd());
     const stored = /(\d+)\s+credentials?/.exec(stripAnsi(auth.stdout));
     const storedCount = stored ? Number(stored[1]) : 0;
     const sources = [
@@ -179,7 +179,7 @@ async function doctor(opts: {
   }
   checks.push(await sandboxCheck(opts.env));
   checks.push(tracesCheck(opts.env));
-  if (opts.probe && located.ok && wsOk) checks.push(await probe(opts.model, workspace, opts.opencode, opts.env));
+  if (opts.probe && located && wsOk) checks.push(await probe(opts.model, workspace, opts.opencode, opts.env));
   return { ready: checks.every((c) => c.ok), checks };
 }
 

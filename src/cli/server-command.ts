@@ -5,9 +5,8 @@
 // server would not start, 124 it did not start in time.
 import { resolve } from "node:path";
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import { locateOpencode } from "../domain/opencode/locate.js";
+import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { splitList } from "../domain/opencode/permissions.js";
-import { detectOpencode } from "../domain/opencode/version.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
@@ -76,12 +75,12 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
   const port = flags.port === undefined ? 0 : parseCount(flags.port, "--port");
   if (port > 65535) throw new ConfigError(`--port must be at most 65535, not ${port}`);
   const sandbox = resolveServerSandbox(flags, io.env);
-  const located = locateOpencode(flags.opencode ?? readEnvironment(io.env).opencode, io.env.PATH);
-  if (!located.ok) throw new ConfigError(located.message);
-  const detected = await detectOpencode(located.binary, io.env);
+  const found = await ensureOpencode(flags.opencode, io.env);
+  if ("problem" in found) throw new ConfigError(found.problem.message);
+  const { binary, detected } = found;
   try {
     const server = await startServer({
-      binary: located.binary.path,
+      binary: binary.path,
       version: detected.version,
       dir,
       idleTimeoutMs,

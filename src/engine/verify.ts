@@ -66,11 +66,7 @@ export async function runCheck(command: string, ctx: CheckContext): Promise<Chec
   );
   let timedOut = false;
   let stop: StopReason | null = null;
-  let killer: NodeJS.Timeout | null = null;
-  const end = () => {
-    child.killTree("SIGTERM");
-    killer ??= setTimeout(() => child.killTree("SIGKILL"), ctx.killAfterMs);
-  };
+  const end = () => child.stop({ graceMs: ctx.killAfterMs });
   const timer =
     ctx.timeoutMs === null
       ? null
@@ -97,7 +93,6 @@ export async function runCheck(command: string, ctx: CheckContext): Promise<Chec
     };
   } finally {
     if (timer) clearTimeout(timer);
-    if (killer) clearTimeout(killer);
     unsubscribe();
   }
 }

@@ -2,6 +2,7 @@
 // commands in new sessions of their own (a `sleep 300` survived a group kill in 1.18.33), so a
 // stop also walks the process tree below opencode while it is still there to walk.
 import { readdirSync, readFileSync } from "node:fs";
+import { isAlive } from "./pids.js";
 
 function parentOf(pid: string): number | null {
   try {
@@ -50,4 +51,28 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): void {
       // ESRCH / EPERM: nothing to do
     }
   }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Signals opencode, its group, and every process below it (tools may run in sessions of their own). */
+function stopTree(pid: number, signal: NodeJS.Signals): number[] {
+  const below = descendantsOf(pid);
+  signalProcess(pid, signal);
+  for (const child of below) signalProcess(child, signal);
+  return below;
+}
+
+/**
+ * The graceful stop of a process that is not our child (a server's opencode, found by its pid):
+ * SIGTERM to the tree, then SIGKILL to whatever is left after the grace period; resolves when gone.
+ */
+export async function stopProcessTree(pid: number, graceMs: number): Promise<void> {
+  const seen = new Set([pid, ...stopTree(pid, "SIGTERM")]);
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && [...seen].some(isAlive)) await sleep(50);
+  for (const p of seen) if (isAlive(p)) signalProcess(p, "SIGKILL");
+  for (const child of descendantsOf(pid)) signalProcess(child, "SIGKILL");
+  const hard = Date.now() + graceMs;
+  while (Date.now() < hard && [...seen].some(isAlive)) await sleep(50);
 }

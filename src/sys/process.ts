@@ -17,6 +17,12 @@ export type RunningProcess = {
   done: Promise<ProcessEnd & { spawnError: string | null }>;
   /** Signals opencode's group and every process below it, including those in sessions of their own. */
   killTree(signal: NodeJS.Signals): void;
+  /**
+   * The one graceful stop: SIGTERM to the tree now (or, with `term: false`, leave the ending to the
+   * caller, as ssh does by closing stdin), SIGKILL after `graceMs` if it still runs; `force` kills
+   * at once. Asking again only shortens the wait.
+   */
+  stop(how: { graceMs: number; force?: boolean; term?: boolean }): void;
   /** Stop (true) or resume (false) reading opencode's stdout: flow control for a slow consumer. */
   holdStdout(held: boolean): void;
   /** Closes the child's stdin, when it was kept open after the input (keepInputOpen). */
@@ -115,10 +121,19 @@ export function startProcess(
     });
   });
 
+  let killTimer: NodeJS.Timeout | null = null;
+  const stop = (how: { graceMs: number; force?: boolean; term?: boolean }) => {
+    if (how.force) return killTree("SIGKILL");
+    if (how.term !== false) killTree("SIGTERM");
+    killTimer ??= setTimeout(() => killTree("SIGKILL"), how.graceMs);
+  };
+  void done.then(() => killTimer && clearTimeout(killTimer));
+
   return {
     pid,
     done,
     killTree,
+    stop,
     endInput: () => child.stdin.end(),
     holdStdout: (hold) => {
       if (hold) child.stdout?.pause();

@@ -4,10 +4,8 @@
 import { rmSync } from "node:fs";
 import { splitterOptions } from "../../domain/events/split-options.js";
 import { mergeConfigContent } from "../../domain/opencode/config-content.js";
-import { majorOf, TESTED_RANGE } from "../../domain/opencode/features.js";
+import { ensureOpencode, untestedWarning } from "../../domain/opencode/ensure.js";
 import { buildInvocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
-import { locateOpencode } from "../../domain/opencode/locate.js";
-import { detectOpencode } from "../../domain/opencode/version.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import { DEFAULTS } from "../../plan/options.js";
@@ -27,25 +25,13 @@ export type ProcessBackendSpec = {
 };
 
 export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Backend> {
-  const located = locateOpencode(spec.opencode, spec.env.PATH);
-  const detected = located.ok ? await detectOpencode(located.binary, spec.env, undefined, spec.signal) : null;
+  const found = await ensureOpencode(spec.opencode, spec.env, spec.signal);
+  const ok = "binary" in found ? found : null;
+  const detected = ok?.detected ?? null;
   const version = detected?.version ?? null;
-  const problem: LaunchProblem | null =
-    located.ok && detected ? null : { name: "OpencodeNotFound", message: located.ok ? "" : located.message };
-  const warnings: Warning[] = [
-    ...(detected && !detected.tested
-      ? [
-          {
-            code: "untested_opencode" as const,
-            message:
-              (majorOf(version) ?? 0) >= 2
-                ? `opencode ${version} is a 2.x release: oc-exec reads its output from 2.x's source and shaped fixtures, but no 2.x binary has been recorded (tested: ${TESTED_RANGE}); its output may differ`
-                : `opencode ${version ?? "of unknown version"} is not a release oc-exec was tested with (${TESTED_RANGE}); its output may differ`,
-          },
-        ]
-      : []),
-    ...(spec.sandbox?.warnings ?? []),
-  ];
+  const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
+  const untested = detected ? untestedWarning(detected) : null;
+  const warnings: Warning[] = [...(untested ? [untested] : []), ...(spec.sandbox?.warnings ?? [])];
   const { sandbox } = spec;
   // opencode's runtime writes a 5.5 MB copy of a native library into TMPDIR at every start and never
   // removes it (upstream: anomalyco/opencode#21427): without a sandbox (which has a TMPDIR of its
@@ -56,7 +42,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
     return tmp;
   };
   return {
-    opencode: { path: located.ok ? located.binary.path : located.path, version },
+    opencode: { path: "problem" in found ? found.path : found.binary.path, version },
     ...(sandbox
       ? {
           sandbox: sandbox.info,
@@ -80,10 +66,10 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       };
     },
     async open(turn, input) {
-      if (!located.ok || !detected) return { problem: problem! };
+      if (!ok || !detected) return { problem: problem! };
       const invocation = buildInvocation({
         ...turn,
-        binary: located.binary.path,
+        binary: ok.binary.path,
         workspace: turn.dir,
         prompt: input.prompt,
         title: input.title,

@@ -17,11 +17,9 @@ export function processSource(invocation: Invocation, options: ProcessSourceOpti
       const stdout = new LineSplitter((line) => sink.eventLine(line), options.split.stdout);
       const stderr = new LineSplitter((line) => sink.logLine(line.text), options.split.stderr);
       const running = startProcess(invocation, { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) });
-      let killTimer: NodeJS.Timeout | null = null;
       const done = running.done.then((ended) => {
         stdout.end();
         stderr.end();
-        if (killTimer) clearTimeout(killTimer);
         return ended.spawnError !== null
           ? {
               process: null,
@@ -36,11 +34,7 @@ export function processSource(invocation: Invocation, options: ProcessSourceOpti
       return {
         done,
         hold: (held) => running.holdStdout(held),
-        stop(force) {
-          if (force) return running.killTree("SIGKILL");
-          running.killTree("SIGTERM");
-          killTimer ??= setTimeout(() => running.killTree("SIGKILL"), options.killAfterMs);
-        },
+        stop: (force) => running.stop({ force, graceMs: options.killAfterMs }),
       };
     },
   };

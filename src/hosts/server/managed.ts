@@ -18,7 +18,7 @@ import type { SshSpec } from "../../plan/ssh-spec.js";
 import { guardMark, withoutGuardMark } from "../../sys/orphan-guard.js";
 import { ownTempDir } from "../../sys/own-temp.js";
 import { isAlive } from "../../sys/pids.js";
-import { descendantsOf, signalProcess } from "../../sys/process-tree.js";
+import { signalProcess, stopProcessTree } from "../../sys/process-tree.js";
 import { forwardToSocket, INNER_PORT } from "../sandbox/inbound.js";
 import { CHECK_COMMAND, type SandboxCheck } from "../sandbox/policy.js";
 import { newCommandId, openSandbox, type Sandbox } from "../sandbox/sandbox.js";
@@ -278,7 +278,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     await remote?.close();
   };
   if (url === null || pid === undefined) {
-    if (pid !== undefined) await stopProcessTree(pid);
+    if (pid !== undefined) await stopProcessTree(pid, STOP_GRACE_MS);
     await release();
     report({
       failed: `opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${config.startTimeoutMs} ms`}`,
@@ -293,7 +293,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     (error: unknown) => (error instanceof ServerError && error.kind === "too_old" ? error.message : null),
   );
   if (tooOld) {
-    await stopProcessTree(pid);
+    await stopProcessTree(pid, STOP_GRACE_MS);
     await release();
     report({ unsupported: `${tooOld}, or use oc-exec without a server` });
     return EXIT_CODES.config_error;
@@ -301,7 +301,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   if (sandbox) {
     const unguarded = await guardServer(client, config.dir, () => guardReport);
     if (unguarded) {
-      await stopProcessTree(pid);
+      await stopProcessTree(pid, STOP_GRACE_MS);
       await release();
       report({ unsupported: `--sandbox ${config.sandbox?.mode} cannot serve: ${unguarded}` });
       return EXIT_CODES.config_error;
@@ -346,7 +346,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
   const unrecorded = writeServer(env, record);
   if (unrecorded) {
     // A server no record names could never be attached to, nor stopped by `server stop`.
-    await stopProcessTree(pid);
+    await stopProcessTree(pid, STOP_GRACE_MS);
     await release();
     report({ failed: `the server's record could not be written: ${unrecorded.problem}`, timedOut: false });
     return EXIT_CODES.config_error;
@@ -470,7 +470,7 @@ function watch(
     const stop = async () => {
       if (stopping) return;
       stopping = true;
-      await stopProcessTree(pid);
+      await stopProcessTree(pid, STOP_GRACE_MS);
       end();
     };
     // SIGHUP: the terminal `server start` ran in went away; the server is meant to outlive it.
@@ -544,25 +544,6 @@ function safeParse(data: string): GlobalEvent | null {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Signals opencode, its group, and every process below it (tools may run in sessions of their own). */
-function stopTree(pid: number, signal: NodeJS.Signals): number[] {
-  const below = descendantsOf(pid);
-  signalProcess(pid, signal);
-  for (const child of below) signalProcess(child, signal);
-  return below;
-}
-
-/** SIGTERM to the tree, then SIGKILL to whatever is left after the grace period; resolves when gone. */
-async function stopProcessTree(pid: number): Promise<void> {
-  const seen = new Set([pid, ...stopTree(pid, "SIGTERM")]);
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (Date.now() < deadline && [...seen].some(isAlive)) await sleep(50);
-  for (const p of seen) if (isAlive(p)) signalProcess(p, "SIGKILL");
-  for (const child of descendantsOf(pid)) signalProcess(child, "SIGKILL");
-  const hard = Date.now() + STOP_GRACE_MS;
-  while (Date.now() < hard && [...seen].some(isAlive)) await sleep(50);
-}
-
 /** Stops one managed server: through its supervisor, or directly when the supervisor is gone. */
 export async function stopServer(env: NodeJS.ProcessEnv, server: ManagedServer): Promise<void> {
   const supervisor = server.supervisor_pid;
@@ -574,7 +555,7 @@ export async function stopServer(env: NodeJS.ProcessEnv, server: ManagedServer):
     signalProcess(supervisor, "SIGTERM");
     await waitFor(() => isAlive(supervisor) || isAlive(server.pid));
   }
-  if (isAlive(server.pid)) await stopProcessTree(server.pid);
+  if (isAlive(server.pid)) await stopProcessTree(server.pid, STOP_GRACE_MS);
   // The supervisor releases what the server held (its TMPDIR, the sandbox, the ssh master) once
   // opencode is gone; `server stop` returns after that, so nothing of the server is left behind it,
   // also on a slow machine where opencode took longer than the grace to end.

@@ -54,11 +54,9 @@ export function sshSource(invocation: Invocation, options: SshSourceOptions): Up
         { stdout: (c) => stdout.push(c), stderr: (c) => stderr.push(c) },
         { keepInputOpen: true },
       );
-      let killTimer: NodeJS.Timeout | null = null;
       const done = running.done.then((ended): SourceEnd => {
         stdout.end();
         stderr.end();
-        if (killTimer) clearTimeout(killTimer);
         running.endInput();
         if (ended.spawnError !== null)
           return {
@@ -111,8 +109,7 @@ export function sshSource(invocation: Invocation, options: SshSourceOptions): Up
         stop(force) {
           stopped = true;
           running.endInput();
-          if (force) return running.killTree("SIGKILL");
-          killTimer ??= setTimeout(() => running.killTree("SIGKILL"), options.killAfterMs + REPORT_MARGIN_MS);
+          running.stop({ force, term: false, graceMs: options.killAfterMs + REPORT_MARGIN_MS });
         },
       };
     },

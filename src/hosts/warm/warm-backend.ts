@@ -7,8 +7,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { mergeConfigContent } from "../../domain/opencode/config-content.js";
-import { locateOpencode } from "../../domain/opencode/locate.js";
-import { detectOpencode } from "../../domain/opencode/version.js";
+import { ensureOpencode } from "../../domain/opencode/ensure.js";
 import type { OptionLabels } from "../../domain/outcome/labels.js";
 import type { Backend } from "../../engine/backend.js";
 import { ownPackage } from "../../kernel/package-root.js";
@@ -105,20 +104,20 @@ function cold(backend: Backend, why: string): Backend {
 export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Backend>): Promise<Backend> {
   const why = coldReason(spec);
   if (why) return cold(await makeCold(), why);
-  const located = locateOpencode(spec.opencode, spec.env.PATH);
+  const local = await ensureOpencode(spec.opencode, spec.env);
   // No binary, or bad inherited configuration: the cold backend reports it as a cold turn would.
-  if (!located.ok) return makeCold();
+  if ("problem" in local) return makeCold();
+  const { binary, detected } = local;
   let configContent: string | undefined;
   try {
     configContent = mergeConfigContent(spec.env.OPENCODE_CONFIG_CONTENT, spec.config, spec.labels.config);
   } catch {
     return makeCold();
   }
-  const detected = await detectOpencode(located.binary, spec.env);
   const models = [spec.model, ...(spec.fallbackModel ? [spec.fallbackModel] : [])];
   const fit = {
     dir: spec.dir,
-    binary: located.binary.path,
+    binary: binary.path,
     version: detected.version,
     configContent,
     sandbox: spec.sandbox,
