@@ -4,15 +4,16 @@
 import type { OcEvent } from "../contract/schema.js";
 import type { StopReason } from "../domain/outcome/classify.js";
 import { ConfigError } from "../domain/outcome/errors.js";
-import { isRehearsal, REHEARSALS } from "../domain/scripted/rehearsals.js";
+import { API_LABELS } from "../domain/outcome/labels.js";
 import { TurnControl } from "../engine/control.js";
 import { executeTurn } from "../engine/execute.js";
 import { failedStart } from "../engine/failed-start.js";
 import { closeBackend, makeBackend } from "../hosts/make-backend.js";
 import { readEnvironment } from "../kernel/environment.js";
 import { type RunTurnOptions, unknownOptionKeys } from "../plan/options.js";
-import { type Internals, type ResolvedTurn, resolveTurnOptions } from "../plan/resolve-options.js";
+import { type ResolvedTurn, resolveTurnOptions } from "../plan/resolve-options.js";
 import type { RunningRehearsal } from "./rehearsal.js";
+import { rehearse } from "./rehearse.js";
 
 export type Turn = AsyncIterable<OcEvent> & {
   /** Stop the turn: SIGTERM to opencode's process group, SIGKILL after the grace period. */
@@ -53,9 +54,15 @@ export function runTurn(options: RunTurnOptions): Turn {
             `runTurn does not take ${unknown.length === 1 ? "the option" : "the options"} ${unknown.join(", ")}`,
             "UsageError",
           );
-        const rehearsed = await rehearse(options);
+        const env = options.env ?? process.env;
+        const read = async () => ({ text: options.prompt, warnings: [] });
+        const name = options.rehearse ?? readEnvironment(env).rehearse;
+        const rehearsed = await rehearse(name, API_LABELS, options, read, env);
         rehearsal = rehearsed.rehearsal;
-        resolved = resolveTurnOptions(rehearsed.options, rehearsed.internals);
+        resolved = resolveTurnOptions(
+          { ...rehearsed.options, env: rehearsed.env },
+          rehearsal ? { prompt: rehearsed.prompt } : {},
+        );
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
@@ -107,31 +114,5 @@ export function runTurn(options: RunTurnOptions): Turn {
       }
       if (failure) throw failure;
     },
-  };
-}
-
-/**
- * `rehearse` (or OC_EXEC_REHEARSE in the turn's environment), as --rehearse does on the command
- * line: the real opencode against the scripted model, in a throwaway HOME and workspace. The
- * scripted model loads only then.
- */
-async function rehearse(
-  options: RunTurnOptions,
-): Promise<{ options: RunTurnOptions; internals: Internals; rehearsal: RunningRehearsal | null }> {
-  const env = options.env ?? process.env;
-  const name = options.rehearse ?? readEnvironment(env).rehearse;
-  if (name === null || name === undefined) return { options, internals: {}, rehearsal: null };
-  if (!isRehearsal(name))
-    throw new ConfigError(
-      `rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(name)}`,
-      "UsageError",
-    );
-  const scripted = await import("./rehearsal.js");
-  const rehearsal = await scripted.startRehearsal(name, env);
-  const read = async () => ({ text: options.prompt, warnings: [] });
-  return {
-    options: { ...scripted.rehearsedOptions(options, rehearsal), env: rehearsal.env },
-    internals: { prompt: scripted.rehearsedPrompt(read, name, rehearsal) },
-    rehearsal,
   };
 }

@@ -6,6 +6,7 @@
 // Exit status: 0 every task succeeded; 1 the batch ran and some task did not succeed (each task's
 // class is in the summary); 6 the batch budget stopped it; 130/143 a signal stopped it; 5 the
 // batch itself could not run (a malformed tasks file, bad flags, no server), and then nothing ran.
+
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
@@ -16,6 +17,7 @@ import type { PlannedTask } from "../app/batch/run-batch.js";
 import { runBatch } from "../app/batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
+import { rehearsalRefused } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
 import { ensureOpencode } from "../domain/opencode/ensure.js";
@@ -105,6 +107,8 @@ export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): 
   try {
     if (flags.shard !== undefined && !shard)
       throw new ConfigError(`--shard takes i/n with 1 <= i <= n, not ${JSON.stringify(flags.shard)}`);
+    const refused = rehearsalRefused(io.env, "oc-exec batch");
+    if (refused) throw new ConfigError(refused, "UsageError");
     // An unwritable report path stops the batch before any task runs.
     report = openRunReport({ junit: flags.junit ?? null, suiteName: "oc-exec batch", traces: true }, io.env, io.stderr);
     return await runBatchCommand(file, flags, shard, io, report);

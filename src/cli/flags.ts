@@ -166,6 +166,7 @@ export const FLAG_LABELS: OptionLabels = {
   retryDelayMs: "--retry-delay",
   retryMaxDelayMs: "--retry-max-delay",
   fallbackModel: "--fallback-model",
+  rehearse: "--rehearse",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */

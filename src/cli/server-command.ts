@@ -3,7 +3,9 @@
 // per running server; stop prints nothing on stdout. Messages go to stderr. Exit codes come from
 // the one table: 0 done, 5 a problem the caller must fix (flags, binary, an unknown URL), 1 the
 // server would not start, 124 it did not start in time.
+
 import { resolve } from "node:path";
+import { rehearsalRefused } from "../app/rehearse.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { splitList } from "../domain/opencode/permissions.js";
@@ -67,6 +69,8 @@ export async function serverCommand(
 }
 
 async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
+  const refused = rehearsalRefused(io.env, "oc-exec server start");
+  if (refused) throw new ConfigError(refused, "UsageError");
   if (flags.ssh !== undefined) return startRemote(flags, io, say);
   const dir = resolve(flags.dir ?? ".");
   const dirProblem = notADirectory(dir);

@@ -1,11 +1,12 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
 import { fstatSync, realpathSync } from "node:fs";
+import type { RunningRehearsal } from "../app/rehearsal.js";
+import { rehearse as rehearseTurn } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { createReporter } from "../domain/progress/reporter.js";
 import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
-import { isRehearsal, REHEARSALS } from "../domain/scripted/rehearsals.js";
 import type { Backend } from "../engine/backend.js";
 import { executeTurn } from "../engine/execute.js";
 import { closeBackend, makeBackend } from "../hosts/make-backend.js";
@@ -53,31 +54,26 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       `${turnOnly.join(", ")} limit${turnOnly.length === 1 ? "s" : ""} each turn of a conversation and need${turnOnly.length === 1 ? "s" : ""} --input-format jsonl; a single turn takes --max-steps, --max-tokens, --max-cost-usd and --timeout`,
       "UsageError",
     );
-  if (rehearse !== null && !isRehearsal(rehearse)) {
-    throw new ConfigError(
-      `--rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not ${JSON.stringify(rehearse)}`,
-      "UsageError",
-    );
-  }
-  // The scripted model loads only for a rehearsal.
-  const scripted = rehearse ? await import("../app/rehearsal.js") : null;
-  const rehearsal = scripted ? await scripted.startRehearsal(rehearse!, io.env) : null;
   const reporter = await createReporter({ ...cli.display, stream: io.stderr, env: io.env });
+  let rehearsal: RunningRehearsal | null = null;
   try {
-    const readArgs = rehearsal && args.length === 0 && !cli.promptFile ? ["a rehearsal turn"] : args;
+    const rehearsing = rehearse !== null;
+    const readArgs = rehearsing && args.length === 0 && !cli.promptFile ? ["a rehearsal turn"] : args;
     const read: PromptReader = () =>
       readPrompt({ args: readArgs, promptFile: cli.promptFile, stdin: io.stdin, stdinTimeoutMs: cli.stdinTimeoutMs });
+    const rehearsed = await rehearseTurn(rehearse, FLAG_LABELS, options, read, io.env);
+    rehearsal = rehearsed.rehearsal;
     // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
     const resolved = resolveTurnOptions(
       {
-        ...(rehearsal ? scripted!.rehearsedOptions(options, rehearsal) : options),
-        env: rehearsal?.env ?? io.env,
+        ...rehearsed.options,
+        env: rehearsed.env,
         onStderrLine: reporter.stderrLine,
         onToolStarted: reporter.toolStarted,
       },
       {
         labels: FLAG_LABELS,
-        prompt: rehearsal ? scripted!.rehearsedPrompt(read, rehearse!, rehearsal) : read,
+        prompt: rehearsed.prompt,
         ownFiles: [...(cli.junit ? [cli.junit] : []), ...stdoutFile()],
       },
     );

@@ -2,7 +2,6 @@
 // (--attach), else `opencode run`, in a sandbox when the caller asked for one. Callers (the
 // library's runTurn, the CLI, a batch, a conversation) make it before their first turn, hand the
 // same value to every turn, and close it when the run ends.
-import { mergeConfigContent } from "../domain/opencode/config-content.js";
 import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import { API_LABELS } from "../domain/outcome/labels.js";
@@ -27,6 +26,7 @@ export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
       | "model"
       | "fallbackModel"
       | "config"
+      | "opencodeConfig"
       | "warm"
       | "warmIdleMs"
       | "pure"
@@ -44,6 +44,7 @@ export async function makeBackend(spec: BackendSpec, startup?: AbortSignal): Pro
         env: spec.env,
         dir: spec.dir ?? process.cwd(),
         config: spec.config ?? [],
+        opencodeConfig: spec.opencodeConfig ?? { content: spec.env.OPENCODE_CONFIG_CONTENT },
         pure: spec.pure ?? false,
         ssh: spec.ssh ?? null,
         sandbox: spec.sandbox ?? null,
@@ -65,12 +66,8 @@ export async function makeBackend(spec: BackendSpec, startup?: AbortSignal): Pro
   if (!spec.sandbox)
     return makeProcessBackend({ opencode: spec.opencode, env: spec.env, sandbox: null, signal: startup });
   const dir = spec.dir ?? process.cwd();
-  let content: string | undefined;
-  try {
-    content = mergeConfigContent(spec.env.OPENCODE_CONFIG_CONTENT, spec.config ?? [], spec.labels.config);
-  } catch {
-    // Bad inherited content: the turn reports it when it opens; the hosts come from the files.
-  }
+  // Bad inherited content: the turn reports it when it opens; the hosts come from the files.
+  const content = spec.opencodeConfig && "content" in spec.opencodeConfig ? spec.opencodeConfig.content : undefined;
   const opened = await openSandbox(spec.sandbox, {
     workspace: dir,
     env: spec.env,

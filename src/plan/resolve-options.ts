@@ -3,6 +3,7 @@
 import { resolve } from "node:path";
 import type { Clock } from "../domain/events/emitter.js";
 import { makeRedactor, type Redactor, secretValues } from "../domain/events/secrets.js";
+import { type ConfigContent, mergeConfigContent } from "../domain/opencode/config-content.js";
 import type { BudgetLimit, Budgets } from "../domain/outcome/budget.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../domain/outcome/fail-on.js";
@@ -37,6 +38,8 @@ export type ResolvedTurn = {
   deny: string[];
   auto: boolean;
   config: Record<string, unknown>[];
+  /** OPENCODE_CONFIG_CONTENT for opencode: the inherited value with `config` merged in, once. */
+  opencodeConfig: ConfigContent;
   /** The sandbox the turn runs in, or null for none. */
   sandbox: SandboxSpec | null;
   /** The host the turn runs on over ssh, or null for this machine. */
@@ -164,6 +167,7 @@ export function resolveTurnOptions(
     deny: options.deny ?? [],
     auto: options.auto ?? false,
     config: options.config ?? [],
+    opencodeConfig: mergeConfigContent(env.OPENCODE_CONFIG_CONTENT, options.config ?? [], labels.config),
     sandbox,
     ssh,
     warm,

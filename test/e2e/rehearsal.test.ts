@@ -1,12 +1,15 @@
 // --rehearse: every scenario gives its documented class and exit code, with the real opencode and
 // the built-in scripted model, touching nothing of the caller's.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EXIT_CODES } from "../../src/contract/exit-codes.js";
+import { startScriptedModel } from "../../src/domain/scripted/public.js";
 import { REHEARSALS } from "../../src/domain/scripted/rehearsals.js";
-import { eventsOf, runCli } from "../support/run-cli.js";
+import { eventsOf, runCli, runCliRaw } from "../support/run-cli.js";
 
 // A caller with no provider configured and an empty workspace: the rehearsal needs neither.
 const home = mkdtempSync(join(tmpdir(), "oc-exec-caller-"));
@@ -50,5 +53,94 @@ describe("--rehearse", () => {
     expect(bad.result.error!.message).toBe(
       `--rehearse takes one of ${Object.keys(REHEARSALS).join(", ")}, not "flaky"`,
     );
+  });
+});
+
+// A rehearsal never reaches a real model: what cannot be rehearsed offline is refused before
+// anything runs. Each "real" endpoint here counts what reaches it: a configured model (the scripted
+// server as the caller's own provider), a server named by --attach, an ssh on PATH.
+describe("OC_EXEC_REHEARSE on what cannot be rehearsed: refused, nothing reaches the real model", () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
+  const caller = () => {
+    const root = mkdtempSync(join(tmpdir(), "oc-exec-rehearse-refused-"));
+    roots.push(root);
+    const ws = join(root, "ws");
+    mkdirSync(ws);
+    return {
+      root,
+      ws,
+      env: { ...env, HOME: root, XDG_CONFIG_HOME: join(root, "config"), XDG_STATE_HOME: join(root, "state") },
+    };
+  };
+
+  it("a batch: exit 5 and a batch.result saying why; the configured model gets no request", async () => {
+    const model = await startScriptedModel();
+    try {
+      const { ws, env: callerEnv } = caller();
+      writeFileSync(join(ws, "tasks.jsonl"), '{"id":"t1","prompt":"scenario:plain real"}\n');
+      const run = await runCliRaw(["batch", "tasks.jsonl", "-m", model.model], {
+        env: { ...callerEnv, OPENCODE_CONFIG_CONTENT: model.opencodeConfig, OC_EXEC_REHEARSE: "success" },
+        cwd: ws,
+      });
+      expect(run.code).toBe(5);
+      expect(run.stderr).toContain("OC_EXEC_REHEARSE does not apply to oc-exec batch yet");
+      const last = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+      expect(last).toMatchObject({ type: "batch.result", ok: false, exit_code: 5, tasks: [] });
+      expect(last.problems).toEqual([expect.stringMatching(/^OC_EXEC_REHEARSE does not apply to oc-exec batch yet: /)]);
+      expect(model.requests()).toEqual([]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("server start: exit 5, no server left running", async () => {
+    const { ws, env: callerEnv } = caller();
+    const started = await runCliRaw(["server", "start"], {
+      env: { ...callerEnv, OC_EXEC_REHEARSE: "success" },
+      cwd: ws,
+    });
+    expect(started.code).toBe(5);
+    expect(started.stderr).toContain("OC_EXEC_REHEARSE does not apply to oc-exec server start yet");
+    const listed = await runCliRaw(["server", "list"], { env: callerEnv, cwd: ws });
+    expect(listed.stdout).toBe("");
+  });
+
+  it("--attach: exit 5 naming --attach; the server gets no request", async () => {
+    let reached = 0;
+    const server = createServer((_req, res) => {
+      reached++;
+      res.writeHead(404).end();
+    });
+    server.keepAliveTimeout = 1;
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const { ws, env: callerEnv } = caller();
+      const run = await runCli(["-q", "--rehearse", "success", "--attach", url, "hi"], { env: callerEnv, cwd: ws });
+      expect(run.code).toBe(5);
+      expect(run.result).toMatchObject({ class: "config_error" });
+      expect(run.result.error!.message).toMatch(/^--rehearse does not apply to a server named by --attach: /);
+      expect(reached).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("--ssh: exit 5 naming --ssh; ssh is never run", async () => {
+    const { root, ws, env: callerEnv } = caller();
+    const bin = join(root, "bin");
+    mkdirSync(bin);
+    writeFileSync(join(bin, "ssh"), `#!/bin/sh\ntouch "${root}/ssh-ran"\nexit 255\n`);
+    chmodSync(join(bin, "ssh"), 0o755);
+    const run = await runCli(["-q", "--ssh", "build-host", "hi"], {
+      env: { ...callerEnv, PATH: `${bin}:${callerEnv.PATH}`, OC_EXEC_REHEARSE: "success" },
+      cwd: ws,
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.error!.message).toMatch(/^--rehearse does not apply to an --ssh host: /);
+    expect(existsSync(join(root, "ssh-ran"))).toBe(false);
   });
 });

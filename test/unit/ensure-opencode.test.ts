@@ -26,11 +26,7 @@ describe("ensureOpencode", () => {
 
   it("callers asking at once share one detection: --version is asked once", async () => {
     const { bin, env, asked } = fake("1.18.33");
-    const [a, b, c] = await Promise.all([
-      ensureOpencode(bin, env),
-      ensureOpencode(bin, env),
-      ensureOpencode(bin, env),
-    ]);
+    const [a, b, c] = await Promise.all([ensureOpencode(bin, env), ensureOpencode(bin, env), ensureOpencode(bin, env)]);
     expect(a).toEqual(b);
     expect(b).toEqual(c);
     expect("binary" in a && a.detected.version).toBe("1.18.33");

@@ -79,11 +79,18 @@ describe("configuration merging and --mcp", () => {
       [{ mcp: { fs: { type: "local" } } }],
       "--config",
     );
-    expect(JSON.parse(merged!)).toEqual({ provider: { x: {} }, model: "x/y", mcp: { fs: { type: "local" } } });
-    expect(mergeConfigContent("{not json", [], "--config")).toBe("{not json"); // nothing to merge: untouched
-    expect(() => mergeConfigContent("{not json", [{}], "--config/--mcp")).toThrow(
-      "the inherited OPENCODE_CONFIG_CONTENT is not valid JSON, so --config/--mcp cannot be merged into it",
-    );
+    expect(JSON.parse("content" in merged ? merged.content! : "")).toEqual({
+      provider: { x: {} },
+      model: "x/y",
+      mcp: { fs: { type: "local" } },
+    });
+    expect(mergeConfigContent("{not json", [], "--config")).toEqual({ content: "{not json" }); // nothing to merge: untouched
+    expect(mergeConfigContent("{not json", [{}], "--config/--mcp")).toEqual({
+      problem: {
+        name: "UsageError",
+        message: "the inherited OPENCODE_CONFIG_CONTENT is not valid JSON, so --config/--mcp cannot be merged into it",
+      },
+    });
   });
 
   it("--mcp NAME=COMMAND keeps quoted words whole", () => {

@@ -37,7 +37,8 @@ export type OptionName =
   | "retry"
   | "retryDelayMs"
   | "retryMaxDelayMs"
-  | "fallbackModel";
+  | "fallbackModel"
+  | "rehearse";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -79,6 +80,7 @@ export const API_LABELS: OptionLabels = {
   retryDelayMs: "retryDelayMs",
   retryMaxDelayMs: "retryMaxDelayMs",
   fallbackModel: "fallbackModel",
+  rehearse: "rehearse",
 };
 
 /** The option behind each budget, and behind each timeout. */

@@ -3,7 +3,6 @@
 // (argv, environment, stdin) and its session operations (`opencode export`, `session delete`).
 import { rmSync } from "node:fs";
 import { splitterOptions } from "../../domain/events/split-options.js";
-import { mergeConfigContent } from "../../domain/opencode/config-content.js";
 import { ensureOpencode, untestedWarning } from "../../domain/opencode/ensure.js";
 import { buildInvocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
 import type { Backend } from "../../engine/backend.js";
@@ -67,6 +66,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
     },
     async open(turn, input) {
       if (!ok || !detected) return { problem: problem! };
+      if ("problem" in turn.opencodeConfig) return { problem: turn.opencodeConfig.problem };
       const invocation = buildInvocation({
         ...turn,
         binary: ok.binary.path,
@@ -74,7 +74,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
-        configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
+        configContent: turn.opencodeConfig.content,
         baseEnv: sandbox ? turn.env : { ...turn.env, TMPDIR: ownTmp(turn.env) },
         features: detected.features,
       });

@@ -6,7 +6,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { splitterOptions } from "../../domain/events/split-options.js";
-import { mergeConfigContent } from "../../domain/opencode/config-content.js";
 import { ALL_FEATURES, type Features, knownFeatures, majorOf, V2_FEATURES } from "../../domain/opencode/features.js";
 import { buildInvocation, type Invocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
 import { lastLine, runSideCommand } from "../../domain/opencode/side-command.js";
@@ -135,6 +134,8 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
       return remoteCheck(launchSpec(DEFAULTS.killAfterMs), command);
     },
     async open(turn, input) {
+      const { opencodeConfig } = turn;
+      if ("problem" in opencodeConfig) return { problem: opencodeConfig.problem };
       if (problem) return { problem };
       // The remote script changes to --dir first: opencode's workspace is then where it runs.
       const workspace = ".";
@@ -145,7 +146,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
-        configContent: mergeConfigContent(turn.env.OPENCODE_CONFIG_CONTENT, turn.config, turn.labels.config),
+        configContent: opencodeConfig.content,
         baseEnv: turn.env,
         features,
       });

@@ -6,7 +6,6 @@
 // turn. A turn that cannot run on a server runs cold, and says so in a warning.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { mergeConfigContent } from "../../domain/opencode/config-content.js";
 import { ensureOpencode } from "../../domain/opencode/ensure.js";
 import type { OptionLabels } from "../../domain/outcome/labels.js";
 import type { Backend } from "../../engine/backend.js";
@@ -20,7 +19,7 @@ import { serverEnvironment, warmKey } from "./warm-key.js";
 
 export type WarmSpec = Pick<
   ResolvedTurn,
-  "opencode" | "env" | "dir" | "config" | "pure" | "ssh" | "sandbox" | "model" | "fallbackModel"
+  "opencode" | "env" | "dir" | "config" | "opencodeConfig" | "pure" | "ssh" | "sandbox" | "model" | "fallbackModel"
 > & {
   warmIdleMs: number;
   labels: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh">;
@@ -108,12 +107,8 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
   // No binary, or bad inherited configuration: the cold backend reports it as a cold turn would.
   if ("problem" in local) return makeCold();
   const { binary, detected } = local;
-  let configContent: string | undefined;
-  try {
-    configContent = mergeConfigContent(spec.env.OPENCODE_CONFIG_CONTENT, spec.config, spec.labels.config);
-  } catch {
-    return makeCold();
-  }
+  if ("problem" in spec.opencodeConfig) return makeCold();
+  const configContent = spec.opencodeConfig.content;
   const models = [spec.model, ...(spec.fallbackModel ? [spec.fallbackModel] : [])];
   const fit = {
     dir: spec.dir,
