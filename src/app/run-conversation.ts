@@ -4,9 +4,12 @@
 // goes on; the input ending ends it; conversation.result is the last line. Input errors and the
 // conversation.result count their own seq, apart from the turns (docs/events.md).
 
+import { EXIT_CODES } from "../contract/exit-codes.js";
 import type { ConversationResult, OcEvent, ResultEvent } from "../contract/schema.js";
 import { SCHEMA_VERSION } from "../contract/schema-version.js";
+import { emptyUsage } from "../contract/usage.js";
 import { Emitter } from "../domain/events/emitter.js";
+import { bugMessage, errorText } from "../domain/outcome/errors.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import { manyTurnsExit, stopClass } from "../domain/outcome/many-turns-end.js";
 import type { Backend } from "../engine/backend.js";
@@ -20,7 +23,8 @@ export type ConversationPlan = {
   turn: Omit<RunTurnOptions, "prompt">;
   labels: OptionLabels;
   limits: WholeLimits;
-  backend: Backend;
+  /** Made by the caller once for the whole conversation; awaited here, so a failure ends in the result. */
+  backend: Backend | Promise<Backend>;
   /** The input, one line per item (newline removed). */
   lines: AsyncIterable<string>;
   /** Stop reading the input (a stop while waiting for the next line must not wait for it). */
@@ -125,18 +129,43 @@ export async function runConversation(
     }
   }
 
-  const run = await runTurns(
-    {
-      jobs: jobs(),
-      backend: plan.backend,
-      concurrency: 1,
-      limits: plan.limits,
-      reportNotRun: false,
-      onStop: plan.stopInput,
-    },
-    { sink },
-    control,
-  );
+  let run: Awaited<ReturnType<typeof runTurns<TurnJob & { turn: number }>>>;
+  try {
+    run = await runTurns(
+      {
+        jobs: jobs(),
+        backend: await plan.backend,
+        concurrency: 1,
+        limits: plan.limits,
+        reportNotRun: false,
+        onStop: plan.stopInput,
+      },
+      { sink },
+      control,
+    );
+  } catch (error) {
+    // A bug: the conversation still ends with its result line, exit 70, as a single turn does.
+    outer.emit({
+      type: "error",
+      class: "internal_error",
+      name: "InternalError",
+      message: bugMessage(errorText(error)),
+      status_code: null,
+      retryable: null,
+    });
+    outer.emit({
+      type: "conversation.result",
+      schema_version: SCHEMA_VERSION,
+      ok: false,
+      exit_code: EXIT_CODES.internal_error,
+      turns: [],
+      input_errors: inputErrors,
+      usage: emptyUsage(),
+      cost_usd: 0,
+      duration_ms: 0,
+    });
+    return written as unknown as ConversationResult;
+  }
   lastResults = run.turns.map((t) => t.result);
   const end = manyTurnsExit({
     stop: run.stop ? stopClass(run.stop) : null,

@@ -22,7 +22,7 @@ import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
 import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { splitList } from "../domain/opencode/permissions.js";
-import { ConfigError } from "../domain/outcome/errors.js";
+import { bugMessage, ConfigError, errorText } from "../domain/outcome/errors.js";
 import { capProblems, printable } from "../domain/output/printable.js";
 import { createStdoutWriter } from "../domain/output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../domain/progress/batch-progress.js";
@@ -78,12 +78,18 @@ export async function batchNotRun(
   shard: BatchResult["shard"],
   io: Pick<CliIo, "env" | "stderr" | "stdout">,
   report: RunReport | null = null,
+  stop: "internal_error" | null = null,
 ): Promise<number> {
   const writer = createStdoutWriter(io.stdout);
-  const summary = writeBatchNotRun(capProblems(problems), shard, (event) => {
-    report?.observe(event);
-    writer.write(event);
-  });
+  const summary = writeBatchNotRun(
+    capProblems(problems),
+    shard,
+    (event) => {
+      report?.observe(event);
+      writer.write(event);
+    },
+    stop,
+  );
   await writer.drained();
   const refused = await writeReport(report, io);
   writeBatchStepSummary(io.env, sayer(io, "batch"), summary, io.stderr);
@@ -113,7 +119,12 @@ export async function batchCommand(file: string, flags: BatchFlags, io: CliIo): 
     report = openRunReport({ junit: flags.junit ?? null, suiteName: "oc-exec batch", traces: true }, io.env, io.stderr);
     return await runBatchCommand(file, flags, shard, io, report);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
+    if (!(error instanceof ConfigError)) {
+      // A bug: the batch's stream still ends with its batch.result, exit 70, as a turn's does.
+      const message = bugMessage(errorText(error));
+      sayer(io, "batch")(message);
+      return batchNotRun([message], shard, io, report, "internal_error");
+    }
     sayer(io, "batch")(error.message);
     return batchNotRun([error.message], shard, io, report);
   }

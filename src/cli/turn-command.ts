@@ -195,9 +195,10 @@ async function conversationCommand(
     maxCostUsd: "--turn-max-cost-usd",
     timeoutMs: "--turn-timeout",
   };
-  // Checked once before anything is written, as for a single turn; the backend is made once too.
+  // Checked once before anything is written, as for a single turn; the backend is made once too,
+  // and awaited by the conversation, so that a failure to make it still ends in its result line.
   const checked = resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
-  const backend = await makeBackend(checked);
+  const backend = makeBackend(checked);
   // Read from here on: readline drops the lines it reads before anyone iterates them.
   const input = new AbortController();
   const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });

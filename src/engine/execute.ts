@@ -8,6 +8,7 @@
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import { removedByPolicy } from "../domain/opencode/permissions.js";
 import type { TurnEnd } from "../domain/outcome/classify.js";
+import { errorText } from "../domain/outcome/errors.js";
 import type { ResultMeta } from "../domain/outcome/result.js";
 import type { LaunchProblem } from "../kernel/problem.js";
 import type { ResolvedTurn } from "../plan/resolve-options.js";
@@ -147,7 +148,7 @@ export async function executeTurn(
       }
     }
   } catch (error) {
-    bug = { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    bug = { message: errorText(error) };
   } finally {
     if (opened && "patchBase" in opened && opened.patchBase) dropPatchBase(opened.patchBase);
   }

@@ -6,6 +6,7 @@
 import type { UpstreamSource } from "../domain/events/upstream-source.js";
 import { checkBudgets, turnBudgets, turnUse } from "../domain/outcome/budget.js";
 import type { StopReason, TurnEnd } from "../domain/outcome/classify.js";
+import { errorText } from "../domain/outcome/errors.js";
 import { formatDuration } from "../kernel/duration.js";
 import type { ResolvedTurn } from "../plan/resolve-options.js";
 import type { ProcessEnd } from "../sys/process.js";
@@ -34,8 +35,6 @@ export const sourceEnd = (ran: SourceRun): TurnEnd => ({
   outputError: null,
   lost: ran.lost,
 });
-
-const messageOf = (error: unknown) => (error instanceof Error ? (error.stack ?? error.message) : String(error));
 
 export async function runSource(
   source: UpstreamSource,
@@ -93,7 +92,7 @@ export async function runSource(
       try {
         handle(value);
       } catch (error) {
-        internalError ??= { message: messageOf(error) };
+        internalError ??= { message: errorText(error) };
         stop({ kind: "internal" });
       }
     };

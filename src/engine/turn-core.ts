@@ -9,6 +9,7 @@ import type { SplitLine } from "../domain/events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../domain/events/normalize.js";
 import { makeRedactor, type Redactor, secretValues } from "../domain/events/secrets.js";
 import { classifyOutcome, type TurnEnd } from "../domain/outcome/classify.js";
+import { errorText } from "../domain/outcome/errors.js";
 import type { FailOn } from "../domain/outcome/fail-on.js";
 import { API_LABELS, type OptionLabels } from "../domain/outcome/labels.js";
 import { buildResult, type ResultMeta } from "../domain/outcome/result.js";
@@ -107,7 +108,7 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
       try {
         normalizer.finish();
       } catch (error) {
-        internalError ??= { message: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+        internalError ??= { message: errorText(error) };
       }
       const outcome = classifyOutcome(
         normalizer.facts,

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { planTasks, serverGroups } from "../../src/app/batch/plan.js";
 import { runBatch } from "../../src/app/batch/run-batch.js";
+import { writeBatchNotRun } from "../../src/app/batch/summary.js";
 import { parseTasks } from "../../src/app/batch/tasks.js";
 import { runConversation } from "../../src/app/run-conversation.js";
 import { runTurn } from "../../src/app/run-turn.js";
@@ -303,6 +304,41 @@ describe("the one runner, over a backend made once", () => {
       ["conversation.result", 1],
     ]);
     expect(validateStream(written.map((e) => JSON.stringify(e))).problems).toEqual([]);
+  });
+
+  it("a bug (a backend that could not be made) still ends a conversation with its result, exit 70", async () => {
+    async function* lines() {
+      yield '"first"';
+    }
+    const written: OcEvent[] = [];
+    const result = await runConversation(
+      {
+        turn: { dir: process.cwd() },
+        labels: FLAG_LABELS,
+        limits: resolveWholeLimits("conversation", {}, NAMES),
+        backend: Promise.reject(new Error("simulated bug while making the backend")),
+        lines: lines(),
+      },
+      (e) => written.push(e),
+      new TurnControl(),
+    );
+    expect(result).toMatchObject({ type: "conversation.result", ok: false, exit_code: 70, turns: [] });
+    expect(written.map((e) => e.type)).toEqual(["error", "conversation.result"]);
+    expect(written[0]).toMatchObject({ class: "internal_error", name: "InternalError" });
+    expect((written[0] as { message: string }).message).toMatch(
+      /^oc-exec failed: Error: simulated bug while making the backend\n[\s\S]*This is a bug in oc-exec; please report it\.$/,
+    );
+    expect(validateStream(written.map((e) => JSON.stringify(e))).problems).toEqual([]);
+  });
+
+  it("a batch stopped by a bug: exit 70, above an incomplete batch's 5", () => {
+    expect(manyTurnsExit({ stop: "internal_error", incomplete: true, allSucceeded: false })).toEqual({
+      ok: false,
+      exitCode: 70,
+    });
+    const written: OcEvent[] = [];
+    const summary = writeBatchNotRun(["oc-exec failed: x"], null, (e) => written.push(e), "internal_error");
+    expect(summary).toMatchObject({ type: "batch.result", ok: false, exit_code: 70, problems: ["oc-exec failed: x"] });
   });
 
   it("validate: batch.result counts in a scope of its own, from 0", () => {

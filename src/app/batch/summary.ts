@@ -66,9 +66,8 @@ export function writeBatchNotRun(
   problems: string[],
   shard: BatchResult["shard"],
   write: (event: BatchResult) => void,
+  /** internal_error: a bug in oc-exec stopped the batch (exit 70), not its input. */
+  stop: "internal_error" | null = null,
 ): BatchResult {
-  return writeBatchResult(
-    { tasks: [], usage: emptyUsage(), costUsd: 0, durationMs: 0, shard, problems, stop: null },
-    write,
-  );
+  return writeBatchResult({ tasks: [], usage: emptyUsage(), costUsd: 0, durationMs: 0, shard, problems, stop }, write);
 }

@@ -7,6 +7,7 @@ import { formatDuration } from "../../kernel/duration.js";
 import type { ProcessEnd } from "../../sys/process.js";
 import { redact } from "../events/redact.js";
 import type { TurnFacts, UpstreamError } from "../events/turn-facts.js";
+import { bugMessage } from "./errors.js";
 import { type FailOn, failOnError } from "./fail-on.js";
 import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
 
@@ -138,12 +139,7 @@ const stopCheck =
 
 const CHECKS: Record<OutcomeClass, Check> = {
   internal_error: (_f, end) =>
-    end.internalError
-      ? detail(
-          "InternalError",
-          `oc-exec failed: ${end.internalError.message}. This is a bug in oc-exec; please report it.`,
-        )
-      : undefined,
+    end.internalError ? detail("InternalError", bugMessage(end.internalError.message)) : undefined,
   interrupted: stopCheck("interrupted", (_f, end) =>
     end.stop?.kind === "interrupted"
       ? detail("Interrupted", `oc-exec received ${end.stop.signal} and stopped the turn`)

@@ -7,3 +7,9 @@ export class ConfigError extends Error {
     this.name = name;
   }
 }
+
+/** An exception as a message: its stack when it has one (a bug is reported with where it happened). */
+export const errorText = (error: unknown) => (error instanceof Error ? (error.stack ?? error.message) : String(error));
+
+/** How a bug in oc-exec is reported, in a result and in a batch's or conversation's. */
+export const bugMessage = (what: string) => `oc-exec failed: ${what}. This is a bug in oc-exec; please report it.`;

@@ -28,13 +28,14 @@ export type ManyTurnsEnd = {
 };
 
 /**
- * The one exit ladder: a signal outranks everything; then an incomplete whole (exit 5: fix the
- * input); then whatever else stopped it (a budget: 6, a timeout: 124); then 1 if any turn failed.
+ * The one exit ladder: a signal outranks everything; then a bug in oc-exec (70); then an incomplete
+ * whole (exit 5: fix the input); then whatever else stopped it (a budget: 6, a timeout: 124); then 1
+ * if any turn failed.
  */
 export function manyTurnsExit(end: ManyTurnsEnd): { ok: boolean; exitCode: number } {
   const ok = !end.incomplete && end.stop === null && end.allSucceeded;
   const exitCode =
-    end.stop === "interrupted" || end.stop === "terminated"
+    end.stop === "interrupted" || end.stop === "terminated" || end.stop === "internal_error"
       ? EXIT_CODES[end.stop]
       : end.incomplete
         ? EXIT_CODES.config_error
