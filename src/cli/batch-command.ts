@@ -7,7 +7,7 @@
 // class is in the summary); 6 the batch budget stopped it; 130/143 a signal stopped it; 5 the
 // batch itself could not run (a malformed tasks file, bad flags, no server), and then nothing ran.
 
-import { readFileSync } from "node:fs";
+import { fstatSync, readFileSync, statSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
@@ -158,6 +158,12 @@ async function runBatchCommand(
   const tasks = shard ? parsed.tasks.filter((t) => shardOf(t.id, shard.count) === shard.index) : parsed.tasks;
   let resumeText = "";
   if (flags.resume) {
+    // `--resume batch.jsonl > batch.jsonl`: the shell emptied the file before oc-exec started, and
+    // an empty stream says nothing succeeded: every task would run, and be paid for, again.
+    if (sameFile(flags.resume, (io.stdout as { fd?: unknown }).fd))
+      throw new ConfigError(
+        `--resume ${flags.resume} is also this batch's stdout: the shell empties it for > before oc-exec can read what succeeded (and >> would mix the two streams); write the new stream to another file, e.g. > batch-2.jsonl; nothing was run`,
+      );
     try {
       resumeText = readFileSync(flags.resume, "utf8");
     } catch (error) {
@@ -403,4 +409,15 @@ export async function mergeCommand(
   say(batchEndLine(summary));
   writeBatchStepSummary(io.env, say, summary, io.stderr);
   return refused ?? summary.exit_code;
+}
+
+/** Whether `path` is the file open on `fd` (stdout redirected to it). */
+function sameFile(path: string, fd: unknown): boolean {
+  if (typeof fd !== "number") return false;
+  try {
+    const [a, b] = [statSync(path), fstatSync(fd)];
+    return b.isFile() && a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
 }

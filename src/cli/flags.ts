@@ -167,6 +167,9 @@ export const FLAG_LABELS: OptionLabels = {
   retryMaxDelayMs: "--retry-max-delay",
   fallbackModel: "--fallback-model",
   rehearse: "--rehearse",
+  session: "--session",
+  continue: "--continue",
+  fork: "--fork",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */

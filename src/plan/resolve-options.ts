@@ -128,7 +128,25 @@ export function resolveTurnOptions(
       "UsageError",
     );
   const prompt = options.prompt;
+  // Sessions: opencode would pick one and ignore the other, or fail seconds later ("--fork requires
+  // --continue or --session"); the caller learns it now, before anything runs.
+  if (options.session && options.continue)
+    throw new ConfigError(
+      `${labels.session} and ${labels.continue} both name the session to continue: give one`,
+      "UsageError",
+    );
+  if (options.fork && !options.session && !options.continue)
+    throw new ConfigError(
+      `${labels.fork} forks the session being resumed: it needs ${labels.session} ID or ${labels.continue}`,
+      "UsageError",
+    );
   const attach = options.attach ?? null;
+  // --warm finds or starts a server of its own; --attach names one: together they say two things.
+  if (attach !== null && options.warm)
+    throw new ConfigError(
+      `${labels.warm} finds or starts a server of its own and ${labels.attach} names one: give one`,
+      "UsageError",
+    );
   const warm = attach === null && (options.warm ?? own.warm);
   if (options.textDeltas && attach === null && !warm)
     throw new ConfigError(

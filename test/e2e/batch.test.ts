@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { BatchResult, OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
 import { descendants, isAlive, waitFor } from "../support/procs.js";
-import { BIN } from "../support/run-cli.js";
+import { BIN, runBash } from "../support/run-cli.js";
 import { checkStream } from "../support/schema-check.js";
 import { screenFrames } from "../support/tmux.js";
 import { readRecords } from "../support/warm-server.js";
@@ -319,6 +319,25 @@ describe("oc-exec batch", () => {
     expect(digests["ok-1"]).toBe(first.summary.tasks[0]!.digest);
     expect(digests["ok-2"]).not.toBe(first.summary.tasks[2]!.digest);
     expect(resultOf(third, "ok-2")?.task_digest).toBe(digests["ok-2"]);
+    // The resume file as the new stream's stdout: the shell empties it first, and an empty stream
+    // says nothing succeeded. Refused before anything runs; the earlier stream is still lost to the
+    // shell, but no task is paid for twice.
+    const requestsBefore = e2e.requestsFor("resume-").length;
+    const same = await runBash(
+      [],
+      `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} batch ${JSON.stringify(file)} --resume first.jsonl > first.jsonl`,
+      { cwd: e2e.home.root, env: e2e.home.env },
+    );
+    expect(same.code).toBe(5);
+    expect(same.stderr).toContain(
+      "oc-exec batch: --resume first.jsonl is also this batch's stdout: the shell empties it for > before oc-exec can read what succeeded",
+    );
+    expect(e2e.requestsFor("resume-").length).toBe(requestsBefore);
+    expect(JSON.parse(readFileSync(previous, "utf8").trim())).toMatchObject({
+      type: "batch.result",
+      exit_code: 5,
+      tasks: [],
+    });
     await expectNothingLeft();
   });
 

@@ -69,6 +69,33 @@ describe("resolveTurnOptions", () => {
   });
 });
 
+describe("options that say two things, or half of one: refused before anything runs", () => {
+  const resolveWith =
+    (options: object, labels = FLAG_LABELS) =>
+    () =>
+      resolveTurnOptions({ prompt: "x", env: {}, ...options }, { labels });
+
+  it("--fork without --session or --continue (opencode failed it seconds later, exit 1)", () => {
+    expect(resolveWith({ fork: true })).toThrow(
+      "--fork forks the session being resumed: it needs --session ID or --continue",
+    );
+    expect(() => resolveTurnOptions({ prompt: "x", env: {}, fork: true })).toThrow(
+      "fork forks the session being resumed: it needs session ID or continue",
+    );
+    expect(resolveWith({ fork: true, session: "ses_1" })).not.toThrow();
+    expect(resolveWith({ fork: true, continue: true })).not.toThrow();
+  });
+
+  it("--session and --continue together; --warm and --attach together", () => {
+    expect(resolveWith({ session: "ses_1", continue: true })).toThrow(
+      "--session and --continue both name the session to continue: give one",
+    );
+    expect(resolveWith({ warm: true, attach: "http://127.0.0.1:1" })).toThrow(
+      "--warm finds or starts a server of its own and --attach names one: give one",
+    );
+  });
+});
+
 describe("flags to options", () => {
   it("leaves what was not given undefined, so the defaults stay in resolveTurnOptions", () => {
     const { options, cli } = optionsFromFlags({}, ["hi"]);

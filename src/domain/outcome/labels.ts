@@ -38,7 +38,10 @@ export type OptionName =
   | "retryDelayMs"
   | "retryMaxDelayMs"
   | "fallbackModel"
-  | "rehearse";
+  | "rehearse"
+  | "session"
+  | "continue"
+  | "fork";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -81,6 +84,9 @@ export const API_LABELS: OptionLabels = {
   retryMaxDelayMs: "retryMaxDelayMs",
   fallbackModel: "fallbackModel",
   rehearse: "rehearse",
+  session: "session",
+  continue: "continue",
+  fork: "fork",
 };
 
 /** The option behind each budget, and behind each timeout. */
