@@ -89,6 +89,8 @@ export type RawFlags = WorkFlags & {
   export?: boolean;
   includeRaw?: boolean;
   stdinTimeout?: string;
+  /** false for -n/--no-stdin (commander's negatable flag: true otherwise). */
+  stdin?: boolean;
   timeout?: string;
   startupTimeout?: string;
   idleTimeout?: string;
@@ -187,6 +189,8 @@ export type CliSettings = {
   promptFile: string | null;
   /** With a prompt argument, how long piped stdin has to send its first byte. */
   stdinTimeoutMs: number;
+  /** -n/--no-stdin: stdin is never read (it belongs to a loop around oc-exec). */
+  noStdin: boolean;
   display: Display;
   /** --junit FILE: a JUnit XML report of the run, or null. */
   junit: string | null;
@@ -279,6 +283,7 @@ export function optionsFromFlags(
       args,
       promptFile: flags.promptFile ?? null,
       stdinTimeoutMs: parseDurationFlag(flags.stdinTimeout ?? STDIN_TIMEOUT_DEFAULT, "--stdin-timeout"),
+      noStdin: flags.stdin === false,
       display: displayFrom(flags),
       junit: flags.junit ?? null,
     },

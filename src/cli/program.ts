@@ -100,12 +100,16 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .option("--prompt-file <path>", "read the prompt (or more of it) from a file")
     .option(
       "--stdin-timeout <duration>",
-      `with a prompt argument, how long to wait for piped stdin (default: ${STDIN_TIMEOUT_DEFAULT})`,
+      `with a prompt argument, how long to wait for piped stdin (default: ${STDIN_TIMEOUT_DEFAULT}; 0: do not wait)`,
+    )
+    .option(
+      "-n, --no-stdin",
+      "never read stdin into the prompt (in a loop that reads stdin: while read f; do oc-exec -n ...; done < list)",
     )
     .option("--pure", "run opencode without external plugins")
     .option(
       "--auto",
-      "approve every permission the opencode config does not deny (default: ask, which a headless run rejects)",
+      "approve every permission the opencode config does not deny (default: opencode's own permissions, whose ask a headless run rejects)",
     )
     .addOption(new Option("--dangerously-skip-permissions", "alias of --auto").hideHelp())
     .option(

@@ -11,6 +11,8 @@ export type PromptInputs = {
   promptFile: string | null;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean; destroy?: () => void };
   stdinTimeoutMs: number;
+  /** -n/--no-stdin: stdin is left alone, as if it were a terminal. */
+  noStdin?: boolean;
 };
 
 export type PromptRead = { text: string; warnings: Warning[] };
@@ -66,14 +68,19 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
     }
   }
   const head = parts.filter((p) => p.trim() !== "").join("\n\n");
-  if (inputs.stdin.isTTY) {
-    if (dashOnly)
-      throw new ConfigError("the prompt - means read stdin, but stdin is a terminal; pipe the prompt in", "UsageError");
+  // A prompt file with nothing in it is named, not blamed on stdin.
+  const emptyFile =
+    inputs.promptFile && head === "" ? `--prompt-file ${inputs.promptFile} is empty (or only white space)` : null;
+  if (inputs.stdin.isTTY || inputs.noStdin) {
+    const why = inputs.noStdin ? "--no-stdin was given" : "stdin is a terminal; pipe the prompt in";
+    if (dashOnly) throw new ConfigError(`the prompt - means read stdin, but ${why}`, "UsageError");
     if (head === "")
       throw new ConfigError(
-        inputs.args.length > 0
-          ? "the prompt is empty: the prompt argument is only white space"
-          : "no prompt: pass it as arguments, with --prompt-file FILE, or on stdin",
+        emptyFile
+          ? `the prompt is empty: ${emptyFile}`
+          : inputs.args.length > 0
+            ? "the prompt is empty: the prompt argument is only white space"
+            : `no prompt: pass it as arguments${inputs.noStdin ? " or" : ","} with --prompt-file FILE${inputs.noStdin ? "" : ", or on stdin"}`,
         "UsageError",
       );
     return { text: head, warnings };
@@ -95,9 +102,11 @@ export async function readPrompt(inputs: PromptInputs): Promise<PromptRead> {
     const given = !dashOnly && inputs.args.length > 0;
     if (stdinText.trim() === "")
       throw new ConfigError(
-        given
-          ? "the prompt is empty: the prompt argument is only white space, and stdin was empty"
-          : "no prompt: stdin was empty and no prompt argument was given",
+        emptyFile
+          ? `the prompt is empty: ${emptyFile}, and stdin was empty`
+          : given
+            ? "the prompt is empty: the prompt argument is only white space, and stdin was empty"
+            : "no prompt: stdin was empty and no prompt argument was given",
         "UsageError",
       );
     return { text: stdinText, warnings };

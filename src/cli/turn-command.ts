@@ -60,7 +60,13 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     const rehearsing = rehearse !== null;
     const readArgs = rehearsing && args.length === 0 && !cli.promptFile ? ["a rehearsal turn"] : args;
     const read: PromptReader = () =>
-      readPrompt({ args: readArgs, promptFile: cli.promptFile, stdin: io.stdin, stdinTimeoutMs: cli.stdinTimeoutMs });
+      readPrompt({
+        args: readArgs,
+        promptFile: cli.promptFile,
+        stdin: io.stdin,
+        stdinTimeoutMs: cli.stdinTimeoutMs,
+        noStdin: cli.noStdin,
+      });
     const rehearsed = await rehearseTurn(rehearse, FLAG_LABELS, options, read, io.env);
     rehearsal = rehearsed.rehearsal;
     // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
@@ -164,6 +170,8 @@ async function conversationCommand(
       "--input-format jsonl reads every turn from stdin; give no prompt arguments or --prompt-file",
       "UsageError",
     );
+  if (flags.stdin === false)
+    throw new ConfigError("--input-format jsonl reads every turn from stdin; it cannot go with --no-stdin", "UsageError");
   const { runConversation } = await import("../app/run-conversation.js");
   const { createInterface } = await import("node:readline");
   const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");

@@ -124,3 +124,30 @@ describe.each([
     180_000,
   );
 });
+
+// The loop example, checked for what it is for: one turn per line of the list. Without -n, the first
+// oc-exec read the rest of the list into its prompt and the loop ran once.
+describe("docs/usage.md's loop: -n leaves the loop its stdin", () => {
+  const block = blocks().find((b) => b.marker === "example: loop")!;
+
+  it.each([
+    ["as written (-n): every file gets its summary", block.script, ["a.ts", "b.ts", "util.ts"]],
+    ["without -n: only the first, the rest read into its prompt", block.script.replace(" -n ", " "), ["a.ts"]],
+  ])(
+    "%s",
+    async (_name, script, summarized) => {
+      const where = checkout();
+      writeFileSync(join(where.cwd, "src", "a.ts"), "export const a = 1;\n");
+      writeFileSync(join(where.cwd, "src", "b.ts"), "export const b = 1;\n");
+      const run = await bash(["-eo", "pipefail"], script, where);
+      expect(run.code, run.stderr).toBe(0);
+      const made = readdirSync(where.cwd).filter((f) => f.startsWith("summary-"));
+      expect(made.sort()).toEqual(summarized.map((f) => `summary-${f}.jsonl`));
+      for (const f of made) {
+        const lines = readFileSync(join(where.cwd, f), "utf8").trim().split("\n");
+        expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "result", class: "success" });
+      }
+    },
+    180_000,
+  );
+});

@@ -62,6 +62,36 @@ describe("readPrompt", () => {
     ).rejects.toThrow("--prompt-file /nonexistent/p.md: no such file");
   });
 
+  it("--no-stdin: a piped stdin is left unread, for the loop around oc-exec", async () => {
+    const list = stdinOf("b.ts\nc.ts\n");
+    const read = await readPrompt({
+      args: ["Summarize a.ts"],
+      promptFile: null,
+      stdin: list,
+      stdinTimeoutMs: 1000,
+      noStdin: true,
+    });
+    expect(read).toEqual({ text: "Summarize a.ts", warnings: [] });
+    expect(list.read()?.toString()).toBe("b.ts\nc.ts\n");
+    await expect(
+      readPrompt({ args: ["-"], promptFile: null, stdin: stdinOf("x"), stdinTimeoutMs: 1, noStdin: true }),
+    ).rejects.toThrow("the prompt - means read stdin, but --no-stdin was given");
+    await expect(
+      readPrompt({ args: [], promptFile: null, stdin: stdinOf("x"), stdinTimeoutMs: 1, noStdin: true }),
+    ).rejects.toThrow("no prompt: pass it as arguments or with --prompt-file FILE");
+  });
+
+  it("an empty prompt file is named, not blamed on stdin", async () => {
+    const empty = join(dir, "empty.md");
+    writeFileSync(empty, "  \n");
+    await expect(readPrompt({ args: [], promptFile: empty, stdin: stdinOf(""), stdinTimeoutMs: 1 })).rejects.toThrow(
+      `the prompt is empty: --prompt-file ${empty} is empty (or only white space), and stdin was empty`,
+    );
+    await expect(
+      readPrompt({ args: [], promptFile: empty, stdin: stdinOf(null, true), stdinTimeoutMs: 1 }),
+    ).rejects.toThrow(`the prompt is empty: --prompt-file ${empty} is empty (or only white space)`);
+  });
+
   it("a silent pipe with a prompt in hand: a warning after --stdin-timeout, and the arguments alone", async () => {
     const read = await readPrompt({ args: ["hi"], promptFile: null, stdin: stdinOf(null), stdinTimeoutMs: 30 });
     expect(read.text).toBe("hi");
