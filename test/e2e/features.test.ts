@@ -173,6 +173,28 @@ describe("configuration and model", () => {
     expect(existsSync(join(ws, "opencode.json"))).toBe(false);
   });
 
+  it("an --mcp server that does not start: a warning naming it (opencode said so only in its log); --fail-on mcp-unavailable fails the turn", async () => {
+    const broken = ["--mcp", "broken=/nonexistent/mcp-server --stdio"];
+    const run = await e2e.run(["-q", ...broken, "scenario:plain mcp-broken"]);
+    expect(run.code).toBe(0);
+    expect(eventsOf(run, "warning").filter((w) => w.code === "mcp_unavailable")).toEqual([
+      expect.objectContaining({
+        message:
+          "MCP server broken did not start (failed): the turn ran without its tools (--fail-on mcp-unavailable makes this a failure)",
+      }),
+    ]);
+    const failed = await e2e.run(["-q", ...broken, "--fail-on", "mcp-unavailable", "scenario:plain mcp-broken-fail"]);
+    expect(failed.code).toBe(1);
+    expect(failed.result).toMatchObject({
+      class: "agent_error",
+      error: { name: "FailOnCondition", message: "--fail-on mcp-unavailable: MCP server broken did not start" },
+    });
+    // No MCP server that failed: nothing said, nothing failed.
+    const fine = await e2e.run(["-q", "--fail-on", "mcp-unavailable", "scenario:plain mcp-none"]);
+    expect(fine.code).toBe(0);
+    expect(eventsOf(fine, "warning").filter((w) => w.code === "mcp_unavailable")).toEqual([]);
+  });
+
   it("the model comes from opencode's own log, per step, with no second opencode process", async () => {
     // A wrapper on the real binary notes every opencode process oc-exec starts.
     const dir = mkdtempSync(join(e2e.home.root, "wrap-"));

@@ -104,6 +104,7 @@ describe("flags to options", () => {
       args: ["hi"],
       promptFile: null,
       stdinTimeoutMs: 5000,
+      noStdin: false,
       display: { quiet: false, verbose: false, timestamps: false, color: "auto" },
       junit: null,
     });

@@ -11,7 +11,9 @@ export type LogFact =
   /** A tool's permission was evaluated: the first sign that the tool is about to run. */
   | { kind: "permission"; permission: string; pattern: string | null; action: string | null }
   /** The cause behind an UnknownError's `ref`. */
-  | { kind: "cause"; ref: string; error: string };
+  | { kind: "cause"; ref: string; error: string }
+  /** An MCP server did not start (opencode goes on without its tools, and says so only here). */
+  | { kind: "mcp-unavailable"; name: string; status: string | null };
 
 export function logFactOf(fields: Record<string, string>): LogFact | null {
   const { message } = fields;
@@ -29,6 +31,8 @@ export function logFactOf(fields: Record<string, string>): LogFact | null {
       at: Number.isNaN(at) ? null : at,
     };
   }
+  if (message === "server unavailable" && fields.key)
+    return { kind: "mcp-unavailable", name: fields.key, status: fields.status ?? null };
   if (message === "evaluated" && fields.permission) {
     return {
       kind: "permission",

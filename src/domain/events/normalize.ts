@@ -403,6 +403,13 @@ export class Normalizer {
         return;
       case "permission":
         return this.options.onToolStarted?.(fact.permission, null);
+      case "mcp-unavailable":
+        if (this.facts.mcpUnavailable.includes(fact.name)) return;
+        this.facts.mcpUnavailable.push(fact.name);
+        return this.warning(
+          "mcp_unavailable",
+          `MCP server ${redact(fact.name)} did not start${fact.status ? ` (${redact(fact.status)})` : ""}: the turn ran without its tools (--fail-on mcp-unavailable makes this a failure)`,
+        );
     }
   }
 

@@ -29,6 +29,8 @@ export type TurnFacts = {
   tools: { total: number; failed: number; denied: number };
   /** The tool calls that ended in error (the first few), for --fail-on tool-error's evidence. */
   failedTools: { tool: string; callId: string | null; error: string | null }[];
+  /** MCP servers that did not start, by name: their tools were missing from the turn. */
+  mcpUnavailable: string[];
   filesChanged: FileChange[];
   permissionDenials: PermissionDenial[];
   /** The denials a rule of the policy made (not an `ask` nobody could answer). */
@@ -74,6 +76,7 @@ export function createTurnFacts(textParts: () => string[]): TurnFacts {
     },
     tools: { total: 0, failed: 0, denied: 0 },
     failedTools: [],
+    mcpUnavailable: [],
     filesChanged: [],
     permissionDenials: [],
     policyDenied: new Set(),

@@ -7,6 +7,7 @@ export const FAIL_ON_CONDITIONS = {
   "tool-error": "a tool call ended in error",
   "no-changes": "no file changed",
   "no-message": "the turn ended with no final assistant message",
+  "mcp-unavailable": "an MCP server did not start, so its tools were missing",
 } as const;
 
 export type FailOn = keyof typeof FAIL_ON_CONDITIONS;
@@ -57,6 +58,11 @@ function evidence(
           ? `no file changed${workspace.source === "git" ? " in the workspace (compared with git's view before the turn)" : ""}`
           : null;
       return facts.filesChanged.length === 0 ? "no file changed" : null;
+    case "mcp-unavailable": {
+      const [first, ...more] = facts.mcpUnavailable;
+      if (!first) return null;
+      return `MCP server ${first} did not start${more.length > 0 ? ` (nor ${more.join(", ")})` : ""}`;
+    }
     case "no-message":
       return facts.finalText === null ? "the turn ended with no final assistant message" : null;
   }
