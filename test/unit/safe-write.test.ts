@@ -87,7 +87,14 @@ describe("the old writers follow a planted link (what the safe writer replaces)"
     const file = join(root, "ws", "answer.md");
     const names = oldTempNames(file, process.pid).slice(1);
     for (const name of names) symlinkSync(outside, name);
-    oldWriteFileAtomic(file, "the answer\n");
+    // The attacker plants a window of milliseconds; the clock is held inside it here, so that a slow
+    // machine (planting took longer than the window) cannot make the old writer miss.
+    const now = vi.spyOn(Date, "now").mockReturnValue(Number(/\.(\d+)\.tmp$/.exec(names[25]!)![1]));
+    try {
+      oldWriteFileAtomic(file, "the answer\n");
+    } finally {
+      now.mockRestore();
+    }
     expect(readFileSync(outside, "utf8")).toBe("the answer\n");
   });
 });
