@@ -125,7 +125,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     )
     .option(
       "--redact-env <name>",
-      "this variable's value is a secret too: [REDACTED] in everything oc-exec writes (repeatable; names with TOKEN, KEY, SECRET, PASSWORD, CREDENTIAL always are)",
+      "this variable's value is a secret too: [REDACTED] in everything oc-exec writes (repeatable; names with TOKEN, SECRET, PASSWORD, CREDENTIAL always are, KEY when the value looks like a key; OC_EXEC_REDACT_EXEMPT=NAME,... exempts)",
       collect,
     )
     .option("--mcp <name=command>", "an MCP server for this turn: NAME=COMMAND [ARGS...] (repeatable)", collect)

@@ -171,7 +171,10 @@ async function conversationCommand(
       "UsageError",
     );
   if (flags.stdin === false)
-    throw new ConfigError("--input-format jsonl reads every turn from stdin; it cannot go with --no-stdin", "UsageError");
+    throw new ConfigError(
+      "--input-format jsonl reads every turn from stdin; it cannot go with --no-stdin",
+      "UsageError",
+    );
   const { runConversation } = await import("../app/run-conversation.js");
   const { createInterface } = await import("node:readline");
   const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");

@@ -35,6 +35,22 @@ describe("secrets out of everything oc-exec writes", () => {
     }
   }, 60_000);
 
+  it("KEY settings that are words (LOOKUP_KEY=username) leave ordinary text alone; a random key beside them is still [REDACTED]", async () => {
+    const key = secret();
+    const dir = e2e.workspace();
+    const answer = join(dir, "answer.md");
+    const prompt = `scenario:echo add a username column and index customer_id, key ${key}`;
+    const run = await e2e.run(["-o", answer, prompt], {
+      cwd: dir,
+      extraEnv: { LOOKUP_KEY: "username", PRIMARY_KEY_COLUMN: "customer_id", MY_API_KEY: key },
+    });
+    expect(run.code).toBe(0);
+    const want = "you said: scenario:echo add a username column and index customer_id, key [REDACTED]";
+    expect(run.result.text).toBe(want);
+    expect(readFileSync(answer, "utf8")).toBe(want);
+    expect(run.stdout).not.toContain(key);
+  }, 60_000);
+
   it("on a server oc-exec started, a tool that prints the server's password shows [REDACTED]; under GitHub Actions, server start masks it", async () => {
     const password = server.record.password;
     const dir = e2e.workspace();

@@ -24,6 +24,38 @@ describe("which values are secrets", () => {
   });
 });
 
+describe("KEY variables: redacted when the value looks like a key, not when it is a word", () => {
+  it("LOOKUP_KEY=username and PRIMARY_KEY_COLUMN=customer_id are settings; API keys are keys", () => {
+    const env = {
+      LOOKUP_KEY: "username",
+      PRIMARY_KEY_COLUMN: "customer_id",
+      SORT_KEY: "created-at.desc",
+      SSH_KEY_PATH: "/home/ci/.ssh/id_ed25519",
+      MY_API_KEY: "z1x2c3v4b5n6",
+      ANTHROPIC_API_KEY: "sk-ant-api03-abcdefghijklmnop",
+      NUMERIC_KEY: "1234567890",
+      // Whatever a TOKEN, SECRET, PASSWORD or CREDENTIAL holds is a secret, a word too.
+      DB_PASSWORD: "correcthorsebattery",
+    };
+    expect(secretValues(env).sort()).toEqual(
+      ["z1x2c3v4b5n6", "sk-ant-api03-abcdefghijklmnop", "1234567890", "correcthorsebattery"].sort(),
+    );
+    const r = makeRedactor(secretValues(env));
+    expect(r.text("add a username column and index customer_id")).toBe("add a username column and index customer_id");
+  });
+
+  it("OC_EXEC_REDACT_EXEMPT names variables that are not secrets; --redact-env still wins", () => {
+    const env = {
+      BUILD_TOKEN_NAME: "release-2026-11",
+      DEPLOY_KEY_ID: "k-9f8e7d6c",
+      OC_EXEC_REDACT_EXEMPT: "BUILD_TOKEN_NAME, DEPLOY_KEY_ID",
+    };
+    expect(secretValues(env)).toEqual([]);
+    expect(secretValues(env, ["DEPLOY_KEY_ID"])).toEqual(["k-9f8e7d6c"]);
+    expect(secretValues({ ...env, OC_EXEC_REDACT_EXEMPT: "" }).sort()).toEqual(["k-9f8e7d6c", "release-2026-11"]);
+  });
+});
+
 describe("a redactor", () => {
   const secret = "k3j4h5g6f7d8s9a0";
   const r = () => makeRedactor([secret]);

@@ -3,21 +3,46 @@
 // AWS_SECRET_ACCESS_KEY, a server's password…), the values in the OTLP headers variables and of the variables the caller names, replaced
 // wherever they appear, on top of the known token shapes (redact.ts). It is applied to every event
 // (tool output included), the last-message file, opencode's stderr lines and the raw recordings.
+import { readEnvironment } from "../../kernel/environment.js";
 import { headerValues, OTLP_HEADER_VARIABLES } from "../telemetry/trace-settings.js";
 import { redact } from "./redact.js";
 
-/** What a variable's name must contain for its value to be a secret. */
-const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL/i;
+/** What a variable's name must contain for its value to be a secret, whatever it looks like. */
+const SECRET_NAME = /TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+/**
+ * A name with KEY is a secret's (API_KEY, SSH_KEY) or a plain setting's (LOOKUP_KEY=username,
+ * PRIMARY_KEY_COLUMN=customer_id, SORT_KEY): its value is redacted when it looks like a key.
+ */
+const KEY_NAME = /KEY/i;
 /** Shorter values would match ordinary text ("true", a port number) and say nothing secret. */
 const MIN_SECRET_LENGTH = 8;
 export const REDACTED = "[REDACTED]";
 
-/** The values to redact: secret-named variables and the named ones, longest first (so a value that contains another goes whole). */
+/**
+ * Whether a KEY variable's value looks like a key rather than a word of ordinary text: not letters
+ * alone (with _ - . between words, as "customer_id" or "primary-key"), not a path. Redacting
+ * those turned "add a username column" into "add a [REDACTED] column" wherever they appeared.
+ */
+export function looksLikeKey(value: string): boolean {
+  if (value.length < MIN_SECRET_LENGTH) return false;
+  if (/^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/.test(value)) return false;
+  if (/^(?:\/|~\/|\.\.?\/)[^\s]*$/.test(value)) return false;
+  return true;
+}
+
+/**
+ * The values to redact, longest first (so a value that contains another goes whole): secret-named
+ * variables', KEY variables' that look like keys, and the named ones' (`named`: --redact-env, always);
+ * none of the variables OC_EXEC_REDACT_EXEMPT names (the caller says their values are not secret).
+ */
 export function secretValues(env: NodeJS.ProcessEnv, named: readonly string[] = []): string[] {
+  const exempt = readEnvironment(env).redactExempt;
   const values = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value.length < MIN_SECRET_LENGTH) continue;
-    if (SECRET_NAME.test(name) || named.includes(name)) values.add(value);
+    if (named.includes(name)) values.add(value);
+    else if (exempt.includes(name)) continue;
+    else if (SECRET_NAME.test(name) || (KEY_NAME.test(name) && looksLikeKey(value))) values.add(value);
   }
   // A tracing backend's key travels in the OTLP headers variables, whose names say nothing secret.
   for (const name of OTLP_HEADER_VARIABLES)
