@@ -172,6 +172,7 @@ export const FLAG_LABELS: OptionLabels = {
   session: "--session",
   continue: "--continue",
   fork: "--fork",
+  agent: "--agent",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */

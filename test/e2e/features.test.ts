@@ -1,6 +1,6 @@
 // The features exec users expect, each against the real opencode and the scripted model server.
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundledBinary } from "../../src/domain/opencode/locate.js";
@@ -98,6 +98,30 @@ describe("permission policy", () => {
     expect(policy.frobnicate).toBe("deny");
     expect(policy.bash).toBe("deny");
     expect(Object.values(policy).filter((v) => v === "allow")).toEqual(["allow"]);
+  });
+});
+
+describe("--agent", () => {
+  it("a mistyped agent is exit 5 before anything runs (opencode fell back to its default agent); a known one, the workspace's too, runs", async () => {
+    const dir = e2e.workspace();
+    mkdirSync(join(dir, ".opencode", "agent"), { recursive: true });
+    writeFileSync(
+      join(dir, ".opencode", "agent", "reviewer.md"),
+      "---\ndescription: reviews\nmode: subagent\n---\nReview.\n",
+    );
+    const typo = await e2e.run(["-q", "--agent", "paln", "scenario:plain agent-typo"], { cwd: dir });
+    expect(typo.code).toBe(5);
+    expect(typo.result.class).toBe("config_error");
+    expect(typo.result.error).toMatchObject({ name: "UnknownAgent" });
+    expect(typo.result.error!.message).toMatch(
+      /^--agent paln: opencode knows no such agent here \(it knows build, .*plan.*reviewer.*\); it would have run the default agent instead; nothing was run$/,
+    );
+    expect(e2e.requestsFor("agent-typo")).toEqual([]);
+    for (const agent of ["plan", "reviewer"]) {
+      const run = await e2e.run(["-q", "--agent", agent, `scenario:plain agent-${agent}`], { cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      expect(eventsOf(run, "warning").filter((w) => w.code === "agent_fallback")).toEqual([]);
+    }
   });
 });
 

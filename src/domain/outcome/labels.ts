@@ -41,7 +41,8 @@ export type OptionName =
   | "rehearse"
   | "session"
   | "continue"
-  | "fork";
+  | "fork"
+  | "agent";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -87,6 +88,7 @@ export const API_LABELS: OptionLabels = {
   session: "session",
   continue: "continue",
   fork: "fork",
+  agent: "agent",
 };
 
 /** The option behind each budget, and behind each timeout. */

@@ -11,7 +11,7 @@ import { DEFAULTS } from "../../plan/options.js";
 import { ownTempDir } from "../../sys/own-temp.js";
 import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { processSource } from "./process-source.js";
-import { deleteSession, exportSession } from "./session-commands.js";
+import { deleteSession, exportSession, listAgents } from "./session-commands.js";
 
 export type ProcessBackendSpec = {
   /** An explicitly chosen binary, else null: bundled, then PATH. */
@@ -36,6 +36,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
   // removes it (upstream: anomalyco/opencode#21427): without a sandbox (which has a TMPDIR of its
   // own), opencode and its tools get one for the run, made at the first turn and removed at close.
   let tmp: string | null = null;
+  const agents = new Map<string, ReturnType<typeof listAgents>>();
   const ownTmp = (env: NodeJS.ProcessEnv) => {
     tmp ??= ownTempDir("opencode", env.TMPDIR || undefined);
     return tmp;
@@ -87,6 +88,21 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         timeoutMs: DEFAULTS.sessionCommandTimeoutMs,
         launch: sandbox ? (command: Launch) => sandbox.wrap(command, id) : null,
       };
+      // A mistyped --agent made opencode fall back to its default agent, which may write files, with
+      // only a warning: checked before the turn, once per workspace and configuration of the run.
+      if (turn.agent !== null) {
+        const key = `${invocation.cwd}\0${turn.opencodeConfig.content ?? ""}`;
+        let known = agents.get(key);
+        if (!known) agents.set(key, (known = listAgents(ctx)));
+        const listed = await known;
+        if ("names" in listed && !listed.names.includes(turn.agent))
+          return {
+            problem: {
+              name: "UnknownAgent",
+              message: `${turn.labels.agent} ${turn.agent}: opencode knows no such agent here (it knows ${listed.names.join(", ")}); it would have run the default agent instead; nothing was run`,
+            },
+          };
+      }
       const launched = sandbox ? { ...invocation, ...(await sandbox.wrap(invocation, id)) } : invocation;
       return {
         ...(sandbox ? { refused: () => sandbox.refused(id) } : {}),

@@ -58,6 +58,24 @@ export function parseExport(stdout: string, sessionId: string): Exported | { err
   }
 }
 
+/**
+ * The agents opencode knows in this workspace (`opencode agent list`: built-in, the user's and the
+ * workspace's), or why it could not say. Each is a line `NAME (MODE)` followed by its permissions.
+ */
+export async function listAgents(ctx: SessionCommandContext): Promise<{ names: string[] } | { error: string }> {
+  const out = await runOpencode(ctx, ["agent", "list"]);
+  if (!out.ok) return { error: failed("opencode agent list", out.stderr) };
+  const names = parseAgentList(out.stdout);
+  return names.length > 0 ? { names } : { error: "opencode agent list printed no agent" };
+}
+
+export function parseAgentList(stdout: string): string[] {
+  return stdout.split("\n").flatMap((line) => {
+    const m = /^(\S+) \((?:primary|subagent|all)\)$/.exec(line.trimEnd());
+    return m ? [m[1]!] : [];
+  });
+}
+
 export async function deleteSession(ctx: SessionCommandContext, sessionId: string): Promise<true | { error: string }> {
   const out = await runOpencode(ctx, ["session", "delete", sessionId]);
   return out.ok ? true : { error: failed(`opencode session delete ${sessionId}`, out.stderr) };
