@@ -1,7 +1,7 @@
 // docs/github-actions-pr-review.yml proven locally: its review step, taken from the YAML as written,
 // runs in bash with the real opencode in the sandbox against the scripted model (configured as the
 // step's provider, so the step's own -m applies), and writes the review to the step summary.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -33,6 +33,48 @@ describe("docs/github-actions-pr-review.yml", () => {
     expect(workflow).toMatch(/permissions:\n {2}contents: read\n\n/);
     for (const uses of workflow.matchAll(/uses: (\S+)/g)) expect(uses[1]).toMatch(/@v\d+\.\d+\.\d+$/);
     expect(code).not.toMatch(/npx oc-exec|npm install oc-exec/);
+  });
+
+  it("the prompt's own git command finds the merge base in the checkout as written, not in a depth-1 one", () => {
+    // The pull request's repository: main, and a branch with one commit on it.
+    const root = mkdtempSync(join(e2e.home.root, "merge-base-"));
+    const up = join(root, "up");
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", ...args], {
+        cwd,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    mkdirSync(up);
+    git(up, "init", "-q");
+    writeFileSync(join(up, "index.js"), "module.exports = (a, b) => a + b;\n");
+    git(up, "add", ".");
+    git(up, "commit", "-qm", "base");
+    git(up, "checkout", "-qb", "feature");
+    writeFileSync(join(up, "index.js"), "module.exports = (a, b) => a - b; // add\n");
+    git(up, "commit", "-qam", "the change");
+    const head = git(up, "rev-parse", "HEAD").trim();
+    // What actions/checkout does for `ref: <sha>`: fetch the commit (at fetch-depth 0, with every
+    // branch as origin/*), then check it out.
+    const checkout = (name: string, depth: string | null) => {
+      const pr = join(root, name);
+      mkdirSync(pr);
+      git(pr, "init", "-q");
+      const refs = depth === null ? ["+refs/heads/*:refs/remotes/origin/*", head] : [head];
+      git(pr, "fetch", "-q", ...(depth ? ["--depth", depth] : []), `file://${up}`, ...refs);
+      git(pr, "checkout", "-q", head);
+      return pr;
+    };
+    const prompt = /"(Review the changes[^"]*)"/.exec(step("review"))![1]!;
+    const command = /\((git diff \S+)/.exec(prompt)![1]!.replaceAll("$BASE_REF", "main");
+    expect(command).toBe("git diff origin/main...HEAD");
+    expect(workflow).toMatch(/path: pr\n {10}persist-credentials: false\n(?: {10}#.*\n)* {10}fetch-depth: 0\n/);
+    const full = checkout("pr", null);
+    expect(execFileSync("bash", ["-c", command], { cwd: full, encoding: "utf8" })).toContain(
+      "+module.exports = (a, b) => a - b;",
+    );
+    const shallow = checkout("pr-shallow", "1");
+    expect(() => execFileSync("bash", ["-c", command], { cwd: shallow, stdio: "pipe" })).toThrow(/origin\/main/);
   });
 
   it.skipIf(skip)(
