@@ -68,7 +68,12 @@ export async function runSource(
   const turnMs =
     deadline === null || options.timeoutMs === null ? options.timeoutMs : Math.max(1, deadline - Date.now());
   const timers = new TurnTimers(
-    { turnMs, startupMs: options.startupTimeoutMs, idleMs: options.idleTimeoutMs },
+    {
+      turnMs,
+      startupMs: options.startupTimeoutMs,
+      idleMs: options.idleTimeoutMs,
+      idleFromFirstOutput: source.startsOpencode === true,
+    },
     (kind, ms) => {
       // Silence while opencode waits to retry a failed model call is the provider's doing, not a stall.
       const waiting = normalizer.facts.waitingToRetry;

@@ -140,6 +140,33 @@ describe("TurnTimers", () => {
     expect(fired).toEqual([["idle", 1000]]);
   });
 
+  it("the idle timer runs from the first output: opencode's silent start is the start-up timer's", () => {
+    const t = timers({ turnMs: null, startupMs: 60_000, idleMs: 1000, idleFromFirstOutput: true });
+    t.start();
+    vi.advanceTimersByTime(2500); // opencode starting, silent
+    expect(fired).toEqual([]);
+    t.activity(); // its first log line
+    vi.advanceTimersByTime(900);
+    t.activity();
+    t.firstJson();
+    vi.advanceTimersByTime(999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual([["idle", 1000]]);
+    // Held back before any output: nothing arms the idle timer but the output itself.
+    const u = timers({ turnMs: null, startupMs: 60_000, idleMs: 1000, idleFromFirstOutput: true });
+    u.start();
+    u.hold(true);
+    u.hold(false);
+    vi.advanceTimersByTime(5000);
+    expect(fired).toEqual([]);
+    // On a server, nothing starts: the idle timer runs from the start.
+    const v = timers({ turnMs: null, startupMs: 60_000, idleMs: 1000 });
+    v.start();
+    vi.advanceTimersByTime(1000);
+    expect(fired).toEqual([["idle", 1000]]);
+  });
+
   it("only the first timer to fire counts; cleared timers never fire", () => {
     const t = timers({ turnMs: 500, startupMs: 600, idleMs: 700 });
     t.start();

@@ -29,4 +29,11 @@ export type RunningSource = {
   hold(held: boolean): void;
 };
 
-export type UpstreamSource = { start(sink: UpstreamSink): RunningSource };
+export type UpstreamSource = {
+  start(sink: UpstreamSink): RunningSource;
+  /**
+   * The turn begins by starting opencode (`opencode run`, here or over ssh), whose first second or
+   * two are silent: the idle timer waits for its first output (the start-up timer judges the start).
+   */
+  startsOpencode?: boolean;
+};

@@ -13,6 +13,7 @@ export type ProcessSourceOptions = {
 
 export function processSource(invocation: Invocation, options: ProcessSourceOptions): UpstreamSource {
   return {
+    startsOpencode: true,
     start(sink) {
       const stdout = new LineSplitter((line) => sink.eventLine(line), options.split.stdout);
       const stderr = new LineSplitter((line) => sink.logLine(line.text), options.split.stderr);

@@ -33,6 +33,7 @@ function remoteEnd(status: number): { exitCode: number | null; signal: string | 
 export function sshSource(invocation: Invocation, options: SshSourceOptions): UpstreamSource {
   const host = hostOf(options.destination);
   return {
+    startsOpencode: true,
     start(sink) {
       let started = false;
       let remoteStatus: number | null = null;
