@@ -35,7 +35,7 @@ import type { ManagedServer } from "../hosts/server/registry.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
-import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
+import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./io.js";
 
@@ -177,11 +177,12 @@ async function runBatchCommand(
     for (const id of changed) say(`task ${id} changed since the --resume stream (its line differs): it runs again`);
   const concurrency =
     flags.concurrency === undefined ? defaultConcurrency() : parseCount(flags.concurrency, "--concurrency", { min: 1 });
-  const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
+  const budgetCount = (v: string | undefined, flag: string) =>
+    v === undefined ? undefined : parseBudgetCount(v, flag);
   const amount = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseAmount(v, flag));
   const limits = resolveWholeLimits(
     "batch",
-    { maxCostUsd: amount(flags.maxCostUsd, "--max-cost-usd"), maxTokens: count(flags.maxTokens, "--max-tokens") },
+    { maxCostUsd: amount(flags.maxCostUsd, "--max-cost-usd"), maxTokens: budgetCount(flags.maxTokens, "--max-tokens") },
     { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
   );
   const defaults = {
@@ -193,8 +194,8 @@ async function runBatchCommand(
     allow: flags.allow ? splitList(flags.allow) : undefined,
     deny: flags.deny ? splitList(flags.deny) : undefined,
     auto: flags.auto,
-    maxSteps: count(flags.taskMaxSteps, "--task-max-steps"),
-    maxTokens: count(flags.taskMaxTokens, "--task-max-tokens"),
+    maxSteps: budgetCount(flags.taskMaxSteps, "--task-max-steps"),
+    maxTokens: budgetCount(flags.taskMaxTokens, "--task-max-tokens"),
     maxCostUsd: amount(flags.taskMaxCostUsd, "--task-max-cost-usd"),
     timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
     // The sandbox of tasks that name none: their server's, which their tools run in.

@@ -18,6 +18,19 @@ export function parseCount(text: string, flag: string, { min = 0 } = {}): number
   return Number(text);
 }
 
+/**
+ * A budget's count (--max-steps, --max-tokens and their --turn-/--task- forms): a whole number ≥ 1.
+ * 0 passes through, so the resolver can say why a budget of 0 is refused.
+ */
+export function parseBudgetCount(text: string, flag: string): number {
+  if (!/^\s*\d+\s*$/.test(text))
+    throw new ConfigError(
+      `${flag} takes a whole number ≥ 1, not ${JSON.stringify(text)} (leave it out for no limit)`,
+      "UsageError",
+    );
+  return Number(text);
+}
+
 export function parseAmount(text: string, flag: string): number {
   const n = Number(text);
   if (text.trim() === "" || !Number.isFinite(n) || n < 0)

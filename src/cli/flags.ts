@@ -7,7 +7,7 @@ import { ConfigError } from "../domain/outcome/errors.js";
 import type { FailOn } from "../domain/outcome/fail-on.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import type { RunTurnOptions } from "../plan/options.js";
-import { parseAmount, parseCount, parseDurationFlag } from "./duration.js";
+import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
 
 /** The sandbox's, the checks' and the attempts' flags: a turn's and a batch's, worded once (program.ts). */
@@ -234,6 +234,8 @@ export function optionsFromFlags(
   const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
   const count = (v: string | undefined, flag: string, min = 0) =>
     v === undefined ? undefined : parseCount(v, flag, { min });
+  const budgetCount = (v: string | undefined, flag: string) =>
+    v === undefined ? undefined : parseBudgetCount(v, flag);
   const config = [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)];
   return {
     options: {
@@ -269,8 +271,8 @@ export function optionsFromFlags(
       startupTimeoutMs: duration(flags.startupTimeout, "--startup-timeout"),
       idleTimeoutMs: duration(flags.idleTimeout, "--idle-timeout"),
       killAfterMs: duration(flags.killAfter, "--kill-after"),
-      maxSteps: count(flags.maxSteps, "--max-steps"),
-      maxTokens: count(flags.maxTokens, "--max-tokens"),
+      maxSteps: budgetCount(flags.maxSteps, "--max-steps"),
+      maxTokens: budgetCount(flags.maxTokens, "--max-tokens"),
       maxCostUsd: flags.maxCostUsd === undefined ? undefined : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
       maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
       includeRaw: flags.includeRaw,

@@ -98,6 +98,15 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     );
   });
   const argv = rewriteResume(io.argv, program);
+  // `help nosuch` printed the whole help and exited 0: a script's typo passed as success.
+  const [first, asked] = argv;
+  if (first === "help" && asked !== undefined && !asked.startsWith("-")) {
+    const known = [...program.commands.map((c) => c.name()), "help"];
+    if (!known.includes(asked)) {
+      io.stderr.write(`oc-exec: help: no command ${JSON.stringify(asked)}; the commands are ${known.join(", ")}\n`);
+      return EXIT_CODES.config_error;
+    }
+  }
   try {
     await program.parseAsync(argv, { from: "user" });
     return status;

@@ -195,7 +195,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     )
     .option(
       "--no-export",
-      "do not run `opencode export` after the turn to learn the model and cost (default: export when -m is not given; env OC_EXEC_EXPORT=0 turns it off)",
+      "do not run `opencode export` after the turn to learn the model and cost (it runs only when opencode's log names no model and -m is not given; env OC_EXEC_EXPORT=0 turns it off)",
     )
     .option(
       "--fail-on <conditions>",
@@ -216,7 +216,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
   program
     .command("resume")
     .argument("[session]", "the session id, or --last for the most recent")
-    .description("resume a session: resume ID [prompt...] = --session ID, resume --last [prompt...] = --continue");
+    .description("resume a session: resume ID [prompt...] = --session ID, resume --last [prompt...] = --continue")
+    .addHelpText(
+      "after",
+      "\nIt takes every option of a turn (oc-exec --help lists them), before or after the session.",
+    );
   program.command("schema").description("print the JSON Schema of the events on stdout").action(actions.schema);
   program
     .command("replay")

@@ -177,7 +177,7 @@ async function conversationCommand(
     );
   const { runConversation } = await import("../app/run-conversation.js");
   const { createInterface } = await import("node:readline");
-  const { parseAmount, parseCount, parseDurationFlag } = await import("./duration.js");
+  const { parseAmount, parseBudgetCount, parseDurationFlag } = await import("./duration.js");
   // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.
   const { maxSteps, maxTokens, maxCostUsd, timeoutMs, ...perTurn } = options;
   const limits = resolveWholeLimits(
@@ -193,8 +193,9 @@ async function conversationCommand(
   const turn = {
     ...perTurn,
     env: io.env,
-    maxSteps: flags.turnMaxSteps === undefined ? undefined : parseCount(flags.turnMaxSteps, "--turn-max-steps"),
-    maxTokens: flags.turnMaxTokens === undefined ? undefined : parseCount(flags.turnMaxTokens, "--turn-max-tokens"),
+    maxSteps: flags.turnMaxSteps === undefined ? undefined : parseBudgetCount(flags.turnMaxSteps, "--turn-max-steps"),
+    maxTokens:
+      flags.turnMaxTokens === undefined ? undefined : parseBudgetCount(flags.turnMaxTokens, "--turn-max-tokens"),
     maxCostUsd:
       flags.turnMaxCostUsd === undefined ? undefined : parseAmount(flags.turnMaxCostUsd, "--turn-max-cost-usd"),
     timeoutMs: flags.turnTimeout === undefined ? undefined : parseDurationFlag(flags.turnTimeout, "--turn-timeout"),

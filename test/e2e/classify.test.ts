@@ -31,7 +31,7 @@ describe("classification with the real opencode", () => {
     ]);
     expect(run.result.tools).toEqual({ total: 1, failed: 0, denied: 1 });
     expect(run.result.error!.message).toBe(
-      "opencode needed permission bash (echo hi), and nobody can approve it in a headless run. Allow it with --allow bash (or --allow 'bash:echo hi'), or approve whatever is asked with --auto.",
+      "opencode needed permission bash (echo hi), and nobody can approve it in a headless run. Allow it with --allow bash (or --allow 'bash:echo hi') together with every other key the task needs (--allow denies each key it does not name), or approve whatever is asked with --auto.",
     );
     expect(run.result.opencode.exit_code).toBe(0);
   });

@@ -180,7 +180,7 @@ describe("ssh's command lines", () => {
     );
     expect(sshFailure("h", "ssh: Could not resolve hostname h: Name or service not known")).toEqual({
       name: "SshUnreachable",
-      message: "cannot reach h over ssh (ssh: ssh: Could not resolve hostname h: Name or service not known)",
+      message: "cannot reach h over ssh (ssh: Could not resolve hostname h: Name or service not known)",
     });
   });
 });

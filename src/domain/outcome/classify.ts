@@ -248,7 +248,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     return detail(
       "PermissionDenied",
-      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${labels.allow}${what ? ` ${what}${d.pattern ? ` (or ${labels.allow} '${what}:${d.pattern}')` : ""}` : ""}, or approve whatever is asked with ${labels.auto}.`,
+      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${labels.allow}${what ? ` ${what}${d.pattern ? ` (or ${labels.allow} '${what}:${d.pattern}')` : ""}` : ""} together with every other key the task needs (${labels.allow} denies each key it does not name), or approve whatever is asked with ${labels.auto}.`,
     );
   },
   agent_error: (facts, end, labels) => {

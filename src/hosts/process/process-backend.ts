@@ -92,8 +92,8 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       // only a warning: checked before the turn, once per workspace and configuration of the run.
       if (turn.agent !== null) {
         const key = `${invocation.cwd}\0${turn.opencodeConfig.content ?? ""}`;
-        let known = agents.get(key);
-        if (!known) agents.set(key, (known = listAgents(ctx)));
+        const known = agents.get(key) ?? listAgents(ctx);
+        agents.set(key, known);
         const listed = await known;
         if ("names" in listed && !listed.names.includes(turn.agent))
           return {

@@ -13,6 +13,7 @@ import { EXIT_CODES } from "../../contract/exit-codes.js";
 import { readOpencodeConfigs } from "../../domain/opencode/config-sources.js";
 import { ConfigError } from "../../domain/outcome/errors.js";
 import { isTelemetryVariable } from "../../domain/telemetry/trace-settings.js";
+import { formatDuration } from "../../kernel/duration.js";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 import type { SshSpec } from "../../plan/ssh-spec.js";
 import { guardMark, withoutGuardMark } from "../../sys/orphan-guard.js";
@@ -281,7 +282,7 @@ export async function supervise(env: NodeJS.ProcessEnv, write: (line: string) =>
     if (pid !== undefined) await stopProcessTree(pid, STOP_GRACE_MS);
     await release();
     report({
-      failed: `opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${config.startTimeoutMs} ms`}`,
+      failed: `opencode serve did not start${exited ? ` (it exited; see ${join(registryDir(env), `${config.id}.log`)})` : ` within ${formatDuration(config.startTimeoutMs, "exact")}`}`,
       timedOut: !exited,
     });
     return exited ? EXIT_CODES.agent_error : EXIT_CODES.timeout;

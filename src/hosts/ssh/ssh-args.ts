@@ -76,6 +76,8 @@ export function sshFailure(destination: string, stderr: string): { name: string;
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l !== "" && !l.startsWith("@@@"))
+      // ssh prefixes its own complaints with "ssh: ", which the message already says.
+      .map((l) => l.replace(/^ssh: /, ""))
       .slice(-3)
       .join(" ") || "ssh exited 255 and said nothing";
   const host = hostOf(destination);
