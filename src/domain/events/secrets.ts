@@ -23,7 +23,7 @@ export const REDACTED = "[REDACTED]";
  * alone (with _ - . between words, as "customer_id" or "primary-key"), not a path. Redacting
  * those turned "add a username column" into "add a [REDACTED] column" wherever they appeared.
  */
-export function looksLikeKey(value: string): boolean {
+function looksLikeKey(value: string): boolean {
   if (value.length < MIN_SECRET_LENGTH) return false;
   if (/^[A-Za-z]+(?:[_.-][A-Za-z]+)*$/.test(value)) return false;
   if (/^(?:\/|~\/|\.\.?\/)[^\s]*$/.test(value)) return false;

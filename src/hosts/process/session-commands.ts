@@ -69,7 +69,7 @@ export async function listAgents(ctx: SessionCommandContext): Promise<{ names: s
   return names.length > 0 ? { names } : { error: "opencode agent list printed no agent" };
 }
 
-export function parseAgentList(stdout: string): string[] {
+function parseAgentList(stdout: string): string[] {
   return stdout.split("\n").flatMap((line) => {
     const m = /^(\S+) \((?:primary|subagent|all)\)$/.exec(line.trimEnd());
     return m ? [m[1]!] : [];
