@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { isObj, type Obj } from "../domain/opencode/config-content.js";
 import { ConfigError } from "../domain/outcome/errors.js";
+import { splitCommand } from "../kernel/command-words.js";
 
 function readJson(flag: string, path: string): unknown {
   try {
@@ -27,14 +28,6 @@ export function readOutputSchema(path: string): object {
 }
 
 /** Splits a command line on spaces, keeping "quoted" and 'quoted' words whole. */
-export function splitCommand(text: string): string[] {
-  const words: string[] = [];
-  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m = re.exec(text); m; m = re.exec(text))
-    words.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
-  return words;
-}
-
 export function parseMcp(spec: string): Obj {
   const eq = spec.indexOf("=");
   const name = spec.slice(0, eq).trim();

@@ -107,6 +107,7 @@ export type RawFlags = WorkFlags & {
   failOn?: string[];
   rehearse?: string;
   attach?: string;
+  acp?: string;
   ssh?: string;
   sshOption?: string[];
   warm?: boolean;
@@ -173,6 +174,7 @@ export const FLAG_LABELS: OptionLabels = {
   continue: "--continue",
   fork: "--fork",
   agent: "--agent",
+  acp: "--acp",
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
@@ -241,6 +243,7 @@ export function optionsFromFlags(
     options: {
       opencode: flags.opencode,
       attach: flags.attach,
+      acp: flags.acp,
       ssh: flags.ssh,
       warm: flags.warm,
       sshOptions: flags.sshOption,

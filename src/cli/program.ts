@@ -3,6 +3,7 @@
 import { Command, Option } from "commander";
 import { FAIL_ON_CONDITIONS } from "../domain/outcome/fail-on.js";
 import { REHEARSALS } from "../domain/scripted/rehearsals.js";
+import { ACP_AGENTS } from "../plan/acp-spec.js";
 import { DEFAULTS } from "../plan/options.js";
 import { SERVER_IDLE_DEFAULT, STDIN_TIMEOUT_DEFAULT } from "./flags.js";
 
@@ -154,6 +155,11 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
       "run the turn on this host: [user@]host[:port] or an ssh config alias; --dir and --opencode then name a directory and a binary there",
     )
     .option("--ssh-option <key=value>", "with --ssh: pass -o KEY=VALUE to ssh (repeatable)", collect);
+  program.optionsGroup("Another agent (the Agent Client Protocol):");
+  program.option(
+    "--acp <agent>",
+    `run the turn through an ACP agent: ${Object.keys(ACP_AGENTS).join(", ")}, or its command line, e.g. 'gemini --acp' (env OC_EXEC_ACP)`,
+  );
   program.optionsGroup("Conversation (--input-format jsonl):");
   program
     .addOption(

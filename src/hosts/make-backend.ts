@@ -8,6 +8,7 @@ import { API_LABELS } from "../domain/outcome/labels.js";
 import type { Backend } from "../engine/backend.js";
 import { DEFAULTS } from "../plan/options.js";
 import type { ResolvedTurn } from "../plan/resolve-options.js";
+import { makeAcpBackend } from "./acp/acp-backend.js";
 import { makeProcessBackend } from "./process/process-backend.js";
 import { openSandbox } from "./sandbox/sandbox.js";
 import { makeServerBackend } from "./server/server-backend.js";
@@ -27,12 +28,13 @@ export type BackendSpec = Pick<ResolvedTurn, "attach" | "opencode" | "env"> &
       | "fallbackModel"
       | "config"
       | "opencodeConfig"
+      | "acp"
       | "warm"
       | "warmIdleMs"
       | "pure"
     >
   > & {
-    labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "ssh">>;
+    labels: Pick<OptionLabels, "attach" | "config"> & Partial<Pick<OptionLabels, "pure" | "ssh" | "acp">>;
   };
 
 /** `startup`: aborted when the turn stops before the backend is ready (TurnControl.startup). */
@@ -55,6 +57,14 @@ export async function makeBackend(spec: BackendSpec, startup?: AbortSignal): Pro
       },
       () => makeBackend({ ...spec, warm: false }),
     );
+  if (spec.acp)
+    return makeAcpBackend({
+      acp: spec.acp,
+      opencode: spec.opencode,
+      env: spec.env,
+      label: spec.labels.acp ?? "acp",
+      signal: startup,
+    });
   if (spec.attach !== null) return makeServerBackend({ attach: spec.attach, label: spec.labels.attach, env: spec.env });
   if (spec.ssh)
     return makeSshBackend({

@@ -16,6 +16,8 @@ export type OcExecEnvironment = {
   sshConfig: string | null;
   /** OC_EXEC_SANDBOX_MAX_PROCESSES=N: how many processes a sandbox's commands may have at once (default 4096). */
   sandboxMaxProcesses: string | null;
+  /** OC_EXEC_ACP=AGENT: run turns through this ACP agent (as --acp). */
+  acp: string | null;
   /** OC_EXEC_REDACT_EXEMPT=NAME,NAME: variables whose values are not secrets, whatever their names say. */
   redactExempt: string[];
 };
@@ -30,6 +32,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv): OcExecEnvironment {
     warm: env.OC_EXEC_WARM === "1" || env.OC_EXEC_WARM === "true",
     warmIdle: env.OC_EXEC_WARM_IDLE || null,
     sandboxMaxProcesses: env.OC_EXEC_SANDBOX_MAX_PROCESSES || null,
+    acp: env.OC_EXEC_ACP || null,
     redactExempt: (env.OC_EXEC_REDACT_EXEMPT ?? "").split(",").flatMap((n) => (n.trim() ? [n.trim()] : [])),
   };
 }

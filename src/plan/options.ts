@@ -19,6 +19,11 @@ export type ClientOptions = {
    */
   attach?: string;
   /**
+   * Run the turn through an agent that speaks the Agent Client Protocol instead of `opencode run`:
+   * a built-in name (opencode, gemini, qwen, claude, codex, copilot) or its ACP command line.
+   */
+  acp?: string;
+  /**
    * Rehearse instead of running for real (as --rehearse, or OC_EXEC_REHEARSE in `env`): the real
    * opencode against oc-exec's scripted model, in a throwaway HOME and workspace, playing this scenario.
    */
@@ -165,7 +170,7 @@ export type RunTurnOptions = ClientOptions & SessionOptions & TurnOptions & { pr
  */
 const RUN_TURN_KEYS = [
   "prompt",
-  ...["opencode", "env", "attach", "rehearse"],
+  ...["opencode", "env", "attach", "acp", "rehearse"],
   ...["dir", "model", "agent", "variant", "session", "continue", "fork", "title", "pure", "ephemeral"],
   ...["allow", "deny", "auto", "config", "sandbox", "writable", "readable", "allowHosts", "passEnv", "ssh"],
   ...["warm", "sshOptions", "redactEnv", "files", "thinking", "textDeltas", "outputSchema", "outputLastMessage"],

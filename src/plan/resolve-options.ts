@@ -11,6 +11,7 @@ import { API_LABELS, type OptionLabels, type OptionName } from "../domain/outcom
 import { parseDuration } from "../kernel/duration.js";
 import { readEnvironment } from "../kernel/environment.js";
 import type { Warning } from "../kernel/problem.js";
+import { type AcpSpec, resolveAcp } from "./acp-spec.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 import { SANDBOX_MODES, type SandboxSpec, writableProblem } from "./sandbox-spec.js";
 import { destinationProblem, type SshSpec } from "./ssh-spec.js";
@@ -21,6 +22,8 @@ export type ResolvedTurn = {
   prompt: PromptReader;
   /** An explicitly chosen binary (option or $OC_EXEC_OPENCODE), else null: bundled, then PATH. */
   opencode: string | null;
+  /** The ACP agent the turn runs through (hosts/acp/), or null. */
+  acp: AcpSpec | null;
   /** A running opencode server's URL: the turn runs there (hosts/server/), not through `opencode run`. */
   attach: string | null;
   env: NodeJS.ProcessEnv;
@@ -141,13 +144,24 @@ export function resolveTurnOptions(
       "UsageError",
     );
   const attach = options.attach ?? null;
+  const acpAsked = options.acp ?? own.acp;
+  const acp = acpAsked ? resolveAcp(acpAsked, options.acp !== undefined ? labels.acp : "OC_EXEC_ACP") : null;
+  if (acp) {
+    // An ACP agent is started here, for this turn: a server, another host or a warm server is another way.
+    const other = attach !== null ? labels.attach : options.ssh ? labels.ssh : options.warm ? labels.warm : null;
+    if (other)
+      throw new ConfigError(
+        `${options.acp !== undefined ? labels.acp : "OC_EXEC_ACP"} runs the turn through an agent started here; it cannot go with ${other}`,
+        "UsageError",
+      );
+  }
   // --warm finds or starts a server of its own; --attach names one: together they say two things.
   if (attach !== null && options.warm)
     throw new ConfigError(
       `${labels.warm} finds or starts a server of its own and ${labels.attach} names one: give one`,
       "UsageError",
     );
-  const warm = attach === null && (options.warm ?? own.warm);
+  const warm = attach === null && acp === null && (options.warm ?? own.warm);
   if (options.textDeltas && attach === null && !warm)
     throw new ConfigError(
       `${labels.textDeltas} needs ${labels.attach}: \`opencode run\` prints each text part only when it is complete`,
@@ -155,6 +169,12 @@ export function resolveTurnOptions(
     );
   const ssh = resolveSsh(options, labels, own.sshConfig);
   const sandbox = resolveSandbox(ssh ? { ...options, passEnv: undefined } : options, env, labels);
+  // Never a turn run unsandboxed because it went through another agent: not built yet, so refused.
+  if (acp && sandbox)
+    throw new ConfigError(
+      `${options.acp !== undefined ? labels.acp : "OC_EXEC_ACP"} cannot be combined with a sandbox (${options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX"}) yet: an ACP agent runs unsandboxed; nothing was run`,
+      "UsageError",
+    );
   // Never a turn run unsandboxed because it went to another host: the sandbox is this machine's.
   if (ssh && sandbox)
     throw new ConfigError(
@@ -169,6 +189,7 @@ export function resolveTurnOptions(
     // OC_EXEC_OPENCODE names a binary here: over ssh only --opencode names one there.
     opencode: options.opencode ?? (ssh ? null : own.opencode),
     attach,
+    acp,
     env,
     // Over ssh, --dir names a directory on the host: ssh.dir keeps it as given.
     dir: resolve(ssh ? DEFAULTS.dir : (options.dir ?? DEFAULTS.dir)),

@@ -27,6 +27,8 @@ export type RunningProcess = {
   holdStdout(held: boolean): void;
   /** Closes the child's stdin, when it was kept open after the input (keepInputOpen). */
   endInput(): void;
+  /** Writes more to the child's stdin, kept open (keepInputOpen): a protocol spoken over it (ACP). */
+  write(chunk: Uint8Array | string): void;
 };
 
 export type StreamHandlers = { stdout(chunk: Buffer): void; stderr(chunk: Buffer): void };
@@ -135,6 +137,9 @@ export function startProcess(
     killTree,
     stop,
     endInput: () => child.stdin.end(),
+    write: (chunk) => {
+      if (child.stdin.writable) child.stdin.write(chunk);
+    },
     holdStdout: (hold) => {
       if (hold) child.stdout?.pause();
       else child.stdout?.resume();

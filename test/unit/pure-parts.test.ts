@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeModels } from "../../src/cli/doctor.js";
-import { parseMcp, splitCommand } from "../../src/cli/flag-values.js";
+import { parseMcp } from "../../src/cli/flag-values.js";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import type { ResultEvent } from "../../src/contract/schema.js";
 import { errorClassOf, isConfigStderr } from "../../src/domain/events/error-class.js";
@@ -18,6 +18,7 @@ import { checkBudgets as check, turnBudgets, turnUse } from "../../src/domain/ou
 import { API_LABELS } from "../../src/domain/outcome/labels.js";
 import { formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
 import { checkStructuredOutput, extractJson } from "../../src/engine/structured-output.js";
+import { splitCommand } from "../../src/kernel/command-words.js";
 
 describe("permission policy", () => {
   it("an allow-list denies every other known key; --deny overrides; nothing given leaves opencode's config alone", () => {

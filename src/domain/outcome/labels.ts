@@ -42,7 +42,8 @@ export type OptionName =
   | "session"
   | "continue"
   | "fork"
-  | "agent";
+  | "agent"
+  | "acp";
 
 export type OptionLabels = Record<OptionName, string>;
 
@@ -89,6 +90,7 @@ export const API_LABELS: OptionLabels = {
   continue: "continue",
   fork: "fork",
   agent: "agent",
+  acp: "acp",
 };
 
 /** The option behind each budget, and behind each timeout. */

@@ -1,0 +1,219 @@
+// An ACP agent's session updates, translated into the lines `opencode run --format json` prints, so
+// that the one normalizer and classifier judge every agent as they judge opencode (the server's
+// event stream is translated the same way: server-translate.ts). Pure: one update in, lines out.
+//
+// ACP has no steps: a prompt turn is one step here, opened by the first update and closed by the
+// prompt's response, which carries the usage. Text arrives in chunks and is passed on whole, when
+// a tool call or the end of the turn closes it. A permission oc-exec refused becomes the same
+// `permission_rejected` line the server backend writes; the agent's own failure of the call follows.
+import type { Json } from "./upstream.js";
+
+/** What opencode's permission keys call each ACP tool kind (ACP: execute, edit, read, fetch, ...). */
+const KIND_TO_KEY: Record<string, string> = {
+  execute: "bash",
+  edit: "edit",
+  delete: "edit",
+  move: "edit",
+  read: "read",
+  search: "grep",
+  fetch: "webfetch",
+  think: "think",
+};
+
+type ToolCall = { tool: string; input: Json; started: boolean; done: boolean };
+
+export type AcpUsage = {
+  inputTokens?: number;
+  outputTokens?: number;
+  thoughtTokens?: number | null;
+  cachedReadTokens?: number | null;
+  cachedWriteTokens?: number | null;
+  totalTokens?: number;
+};
+
+export type AcpError = { code: number; message: string; data?: unknown };
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** A tool's name as opencode would call it: a first title that is a name (opencode's), else its kind's key. */
+function toolName(update: Json): string {
+  const title = str(update.title);
+  if (title && /^[a-z][a-z0-9_-]*$/i.test(title)) return title;
+  const kind = str(update.kind);
+  return (kind && KIND_TO_KEY[kind]) ?? kind ?? "other";
+}
+
+/** The text of a tool call's content blocks ({type: "content", content: {type: "text", text}}). */
+function contentText(content: unknown): string | null {
+  if (!Array.isArray(content)) return null;
+  const texts = content.flatMap((c) =>
+    isObject(c) && isObject(c.content) && c.content.type === "text" && typeof c.content.text === "string"
+      ? [c.content.text]
+      : [],
+  );
+  return texts.length > 0 ? texts.join("") : null;
+}
+
+export class AcpTranslator {
+  private stepOpen = false;
+  private text = "";
+  private reasoning = "";
+  private parts = 0;
+  private readonly tools = new Map<string, ToolCall>();
+  private costUsd = 0;
+
+  constructor(private readonly sessionId: string) {}
+
+  private line(type: string, fields: Json): Json {
+    return { type, sessionID: this.sessionId, timestamp: Date.now(), ...fields };
+  }
+
+  private partId(): string {
+    return `acp_part_${++this.parts}`;
+  }
+
+  private open(): Json[] {
+    if (this.stepOpen) return [];
+    this.stepOpen = true;
+    return [this.line("step_start", { part: { id: this.partId(), type: "step-start" } })];
+  }
+
+  /** The text and reasoning written so far, passed on whole. */
+  private flush(): Json[] {
+    const out: Json[] = [];
+    if (this.reasoning !== "") {
+      out.push(this.line("reasoning", { part: { id: this.partId(), type: "reasoning", text: this.reasoning } }));
+      this.reasoning = "";
+    }
+    if (this.text !== "") {
+      out.push(this.line("text", { part: { id: this.partId(), type: "text", text: this.text } }));
+      this.text = "";
+    }
+    return out;
+  }
+
+  update(update: Json): Json[] {
+    switch (str(update.sessionUpdate)) {
+      case "agent_message_chunk": {
+        const content = isObject(update.content) ? update.content : null;
+        if (content?.type !== "text" || typeof content.text !== "string") return [];
+        this.text += content.text;
+        return this.open();
+      }
+      case "agent_thought_chunk": {
+        const content = isObject(update.content) ? update.content : null;
+        if (content?.type !== "text" || typeof content.text !== "string") return [];
+        this.reasoning += content.text;
+        return this.open();
+      }
+      case "tool_call":
+      case "tool_call_update":
+        return this.tool(update);
+      case "usage_update": {
+        const cost = isObject(update.cost) ? update.cost : null;
+        if (cost && cost.currency === "USD" && typeof cost.amount === "number") this.costUsd = cost.amount;
+        return [];
+      }
+      default:
+        // plan, available_commands_update, current_mode_update, config_option_update, user chunks.
+        return [];
+    }
+  }
+
+  private tool(update: Json): Json[] {
+    const id = str(update.toolCallId);
+    if (!id) return [];
+    let call = this.tools.get(id);
+    if (!call) {
+      call = { tool: toolName(update), input: {}, started: false, done: false };
+      this.tools.set(id, call);
+    }
+    if (isObject(update.rawInput)) {
+      const { cwd: _cwd, ...input } = update.rawInput;
+      call.input = { ...call.input, ...input };
+    }
+    const status = str(update.status);
+    const out = [...this.open(), ...this.flush()];
+    if (call.done) return out;
+    const part = (state: Json) => ({ id: this.partId(), type: "tool", callID: id, tool: call.tool, state });
+    if (status === "completed" || status === "failed") {
+      call.done = true;
+      const raw = isObject(update.rawOutput) ? update.rawOutput : null;
+      const text = str(raw?.output) ?? contentText(update.content) ?? "";
+      const state =
+        status === "completed"
+          ? { status: "completed", input: call.input, output: text, title: str(update.title) ?? call.tool }
+          : { status: "error", input: call.input, error: str(raw?.error) ?? (text || "the tool call failed") };
+      out.push(this.line("tool_use", { part: part(state) }));
+    } else if (!call.started) {
+      call.started = true;
+      out.push(this.line("tool_use", { part: part({ status: "running", input: call.input }) }));
+    }
+    return out;
+  }
+
+  /**
+   * A permission the agent asked for and oc-exec refused: the line the normalizer pairs with the
+   * tool call's failure. The key is opencode's name for the tool's kind; the patterns, what it touches.
+   */
+  refused(toolCall: Json): Json[] {
+    const kind = str(toolCall.kind);
+    const input = isObject(toolCall.rawInput) ? toolCall.rawInput : {};
+    const locations = Array.isArray(toolCall.locations)
+      ? toolCall.locations.flatMap((l) => (isObject(l) && typeof l.path === "string" ? [l.path] : []))
+      : [];
+    const command = str(input.command);
+    // opencode asks for a path outside the workspace with kind `other` and the directory it lies in.
+    const key = kind === "other" && str(input.parentDir) ? "external_directory" : ((kind && KIND_TO_KEY[kind]) ?? kind);
+    return [
+      ...this.open(),
+      ...this.flush(),
+      this.line("permission_rejected", {
+        permission: key ?? "other",
+        patterns: command ? [command] : locations,
+        callID: str(toolCall.toolCallId),
+      }),
+    ];
+  }
+
+  /** The prompt's response: the step closed with its usage, and how the turn stopped. */
+  finish(stopReason: string, usage: AcpUsage | null): Json[] {
+    const reason =
+      stopReason === "end_turn" ? "stop" : stopReason === "max_tokens" ? "length" : stopReason.replace(/_/g, "-");
+    const tokens = {
+      input: usage?.inputTokens ?? 0,
+      output: usage?.outputTokens ?? 0,
+      reasoning: usage?.thoughtTokens ?? 0,
+      cache: { read: usage?.cachedReadTokens ?? 0, write: usage?.cachedWriteTokens ?? 0 },
+      total: usage?.totalTokens ?? 0,
+    };
+    return [
+      ...this.open(),
+      ...this.flush(),
+      this.line("step_finish", {
+        part: { id: this.partId(), type: "step-finish", reason, tokens, cost: this.costUsd },
+      }),
+    ];
+  }
+
+  /**
+   * The prompt failed. opencode names its error (`data.errorName`: APIError, ContextOverflowError);
+   * an agent that uses an HTTP status as the code (gemini) gets it as the status; the rest, the text.
+   */
+  error(error: AcpError): Json[] {
+    const data = isObject(error.data) ? error.data : {};
+    const named = str(data.errorName);
+    const status = error.code >= 400 && error.code < 600 ? error.code : null;
+    const message = error.message.replace(/^Internal error: /, "");
+    return [
+      ...this.flush(),
+      this.line("error", {
+        error: {
+          name: named ?? (status !== null ? "APIError" : "UnknownError"),
+          data: { message, ...(status !== null ? { statusCode: status } : {}) },
+        },
+      }),
+    ];
+  }
+}

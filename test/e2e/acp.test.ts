@@ -1,0 +1,147 @@
+// --acp: a turn through the Agent Client Protocol, with the real `opencode acp` against the
+// scripted model: the same events, classes and exit codes as `opencode run` gives, distinct on a
+// refused key, an overflow, a denial and a stall; and nothing of the agent left behind.
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useE2E } from "../support/e2e.js";
+import { descendants } from "../support/procs.js";
+import { eventsOf } from "../support/run-cli.js";
+
+const e2e = useE2E();
+
+/** Every field but the times, ids and durations, which differ from run to run. */
+const stable = (event: object) => {
+  const { time: _t, session_id: _s, duration_ms: _d, ...rest } = event as Record<string, unknown>;
+  return rest;
+};
+
+describe("--acp opencode: a turn through opencode's ACP mode", () => {
+  it("a tool call and an answer: exactly the events `opencode run` gives, exit 0", async () => {
+    const dir = e2e.workspace();
+    const run = await e2e.run(["-q", "--acp", "opencode", "scenario:tool acp-tool"], { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.types).toEqual([
+      "run.started",
+      "session.started",
+      "step.started",
+      "tool",
+      "message",
+      "step.finished",
+      "result",
+    ]);
+    expect(run.events[0]).toMatchObject({
+      type: "run.started",
+      opencode: { path: expect.stringMatching(/opencode acp$/) },
+    });
+    expect(stable(eventsOf(run, "tool")[0]!)).toEqual({
+      type: "tool",
+      seq: 3,
+      call_id: "call_1_0",
+      tool: "bash",
+      status: "completed",
+      input: { command: "echo hi", description: "Print hi" },
+      output: "hi\n",
+      output_truncated: false,
+      error: null,
+      title: "echo hi",
+    });
+    expect(run.result).toMatchObject({
+      class: "success",
+      exit_code: 0,
+      text: "The command printed hi.",
+      steps: 1,
+      tools: { total: 1, failed: 0, denied: 0 },
+      usage: { input: 200, output: 6, total: 206 },
+    });
+    expect(e2e.requestsFor("acp-tool").length).toBe(2);
+  });
+
+  it.each([
+    ["http-401", 4, "api_error", "APIError"],
+    ["context-overflow", 3, "context_overflow", "ContextOverflowError"],
+    ["read-outside", 2, "approval_denied", "PermissionDenied"],
+  ])("scenario %s: exit %i (%s), named %s", async (scenario, code, klass, name) => {
+    const run = await e2e.run(["-q", "--acp", "opencode", `scenario:${scenario} acp-${scenario}`]);
+    expect(run.code, run.stderr).toBe(code);
+    expect(run.result).toMatchObject({ class: klass, error: { name } });
+  });
+
+  it("the refused permission is remembered: a permission.denied event and the denial in the result", async () => {
+    const run = await e2e.run(["-q", "--acp", "opencode", "scenario:read-outside acp-denied"]);
+    expect(eventsOf(run, "permission.denied")).toEqual([
+      expect.objectContaining({ permission: "external_directory", pattern: "/etc/hostname" }),
+    ]);
+    expect(run.result.permission_denials).toHaveLength(1);
+    // --auto grants it: the agent reads the file and answers.
+    const granted = await e2e.run(["-q", "--auto", "--acp", "opencode", "scenario:read-outside acp-granted"]);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(eventsOf(granted, "permission.denied")).toEqual([]);
+  });
+
+  it("a stalled model: --timeout ends the turn with 124, and the agent and its tools are gone", async () => {
+    const tmp = join(e2e.home.root, "acp-tmp");
+    mkdirSync(tmp, { recursive: true });
+    let pid: number | undefined;
+    const run = await e2e.run(["-q", "--timeout", "5s", "--acp", "opencode", "scenario:hang acp-hang"], {
+      extraEnv: { TMPDIR: tmp },
+      onSpawn: (child) => {
+        pid = child.pid;
+      },
+    });
+    expect(run.code).toBe(124);
+    expect(run.result).toMatchObject({ class: "timeout", error: { timeout: { kind: "turn", ms: 5000 } } });
+    expect(descendants(pid!)).toEqual([]);
+    // Its own TMPDIR (and the native library opencode leaves there) went with the run.
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+});
+
+describe("--acp: what is checked before a turn", () => {
+  it("an agent that is not installed, a command that is not there: exit 5 naming it", async () => {
+    const run = await e2e.run(["-q", "--acp", "gemini", "hi"], { extraEnv: { PATH: "/usr/bin:/bin" } });
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({
+      name: "AcpAgentNotFound",
+      message:
+        "--acp gemini: gemini is not on PATH; install the agent (its ACP command is gemini --acp), or give its command line",
+    });
+  });
+
+  it("--acp with --attach, --ssh or a sandbox: exit 5, nothing run", async () => {
+    for (const extra of [
+      ["--attach", "http://127.0.0.1:9"],
+      ["--ssh", "build-host"],
+      ["--sandbox", "read-only"],
+    ]) {
+      const run = await e2e.run(["-q", "--acp", "opencode", ...extra, "scenario:plain acp-conflict"]);
+      expect(run.code).toBe(5);
+    }
+    expect(e2e.requestsFor("acp-conflict")).toEqual([]);
+  });
+
+  it("an agent that dies mid-conversation: exit 1 with what it said, not a hang", async () => {
+    const bin = join(e2e.home.root, "acp-bin");
+    mkdirSync(bin, { recursive: true });
+    const agent = join(bin, "dying-agent");
+    // Answers initialize, then exits with a word on stderr.
+    writeFileSync(
+      agent,
+      `#!/usr/bin/env node
+process.stdin.once("data", (d) => {
+  const id = JSON.parse(String(d).split("\\n")[0]).id;
+  process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { protocolVersion: 1, agentCapabilities: {} } }) + "\\n");
+  process.stderr.write("dying-agent: out of luck\\n");
+  setTimeout(() => process.exit(3), 50);
+});
+`,
+    );
+    chmodSync(agent, 0o755);
+    const run = await e2e.run(["-q", "--acp", agent, "hi"]);
+    expect(run.code).toBe(1);
+    expect(run.result.error).toMatchObject({ name: "AcpAgentFailed" });
+    expect(run.result.error!.message).toMatch(
+      /^--acp dying-agent ended the conversation \(exit 3; it said: dying-agent: out of luck\): /,
+    );
+  });
+});
