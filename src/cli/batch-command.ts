@@ -149,12 +149,9 @@ async function runBatchCommand(
     say(summary);
     return batchNotRun(problems, shard, io, report);
   };
+  // Lines that do not parse are reported with the problems of those that do (a max_steps of 0, a
+  // missing dir or file), all at once: one fix, one run, not one problem per attempt.
   const parsed = parseTasks(text);
-  if (parsed.problems.length > 0)
-    return notRun(
-      parsed.problems.map((p) => `${file}:${p.line}: ${p.message}`),
-      `${parsed.problems.length} problem(s) in the tasks file; nothing was run`,
-    );
   const tasks = shard ? parsed.tasks.filter((t) => shardOf(t.id, shard.count) === shard.index) : parsed.tasks;
   let resumeText = "";
   if (flags.resume) {
@@ -242,10 +239,11 @@ async function runBatchCommand(
       dir: flags.dir,
     },
   );
-  if (planned.problems.length > 0)
+  const problems = [...parsed.problems, ...planned.problems].sort((a, b) => a.line - b.line);
+  if (problems.length > 0)
     return notRun(
-      planned.problems.map((p) => `${file}:${p.line}: ${p.message}`),
-      `${planned.problems.length} problem(s) in the tasks file; nothing was run`,
+      problems.map((p) => `${file}:${p.line}: ${p.message}`),
+      `${problems.length} problem(s) in the tasks file; nothing was run`,
     );
 
   // The backends: the caller's server for every task (--attach), or one server started per distinct

@@ -276,6 +276,30 @@ describe("oc-exec batch", () => {
     await expectNothingLeft();
   });
 
+  it("every problem of the tasks file at once: a line that is not JSON, a budget of 0, a missing file and dir; nothing runs", async () => {
+    const file = join(e2e.home.root, "all-problems.jsonl");
+    writeFileSync(
+      file,
+      [
+        '{"id":"a","prompt":"scenario:plain all-problems"',
+        JSON.stringify({ id: "b", prompt: "scenario:plain all-problems", max_steps: 0 }),
+        JSON.stringify({ id: "c", prompt: "scenario:plain all-problems", files: ["nope.txt"] }),
+        JSON.stringify({ id: "d", prompt: "scenario:plain all-problems", dir: "nodir" }),
+        JSON.stringify({ id: "e", prompt: "scenario:plain all-problems" }),
+      ].join("\n"),
+    );
+    const run = await batch(["batch", file]);
+    expect(run.code).toBe(5);
+    const ws = e2e.home.workspace;
+    expect(run.summary.problems).toEqual([
+      expect.stringMatching(/^.*all-problems\.jsonl:1: not JSON /),
+      `${file}:2: max_steps must be more than 0: a budget of 0 would stop the work before it starts (leave it out for no limit)`,
+      `${file}:3: files ${join(ws, "nope.txt")} does not exist`,
+      `${file}:4: dir ${join(ws, "nodir")} does not exist`,
+    ]);
+    expect(e2e.requestsFor("all-problems")).toEqual([]);
+  });
+
   it("--resume: a re-run runs only what did not succeed, and reports the rest as skipped", async () => {
     const file = tasksFile("resume.jsonl", [
       { id: "ok-1", prompt: "scenario:plain resume-ok-1" },

@@ -9,7 +9,7 @@ import type { RunTurnOptions } from "../../plan/options.js";
 import { resolveTurnOptions } from "../../plan/resolve-options.js";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 import type { SshSpec } from "../../plan/ssh-spec.js";
-import { notADirectory } from "../../sys/fs-checks.js";
+import { notADirectory, notAFile } from "../../sys/fs-checks.js";
 import type { PlannedTask } from "./run-batch.js";
 import type { Task } from "./tasks.js";
 
@@ -121,6 +121,11 @@ export function planTasks(
       // (one on another host is checked there, when its server starts).
       const missing = options.ssh ? null : notADirectory(options.dir);
       if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
+      // So is a file the task attaches (a turn would find it only when its turn came).
+      for (const path of options.ssh ? [] : options.files) {
+        const absent = notAFile(path);
+        if (absent) throw new ConfigError(`${options.labels.files} ${path} ${absent}`);
+      }
       run.push({ task, options });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
