@@ -1,7 +1,7 @@
 // The one runner of many turns and the one rule for limits, without a process: a fake backend
 // behind the seam (engine/backend.ts) plays opencode's lines, so the runner, the budget checker,
 // the exit ladder, the option labels and the seq rule are checked exactly.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -169,6 +169,7 @@ describe("a batch's sandbox policies: one server each", () => {
     const { tasks } = parseTasks(lines.map((l) => JSON.stringify(l)).join("\n"));
     const ws = mkdtempSync(join(tmpdir(), "oc-exec-plan-"));
     mkdirSync(join(ws, "sub"));
+    writeFileSync(join(ws, "sub", "a.md"), "notes\n");
     const here = planTasks(tasks, { dir: ws }, BATCH_LABELS);
     expect(here.problems).toEqual([]);
     const groups = serverGroups(here.run);
