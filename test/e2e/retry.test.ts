@@ -168,8 +168,10 @@ describe("a provider's long Retry-After: no sleeping through the turn", () => {
   it("opencode run: silent while opencode waits to retry, past --idle-timeout: api_error (exit 4), not a stall, not retried", async () => {
     const m = mark();
     const run = await e2e.run([
+      // Long enough that a loaded machine's pauses before the provider's answer are not taken for the
+      // wait: what is tested is the silence while opencode waits to retry.
       "--idle-timeout",
-      "3s",
+      "8s",
       "--retry",
       "2",
       "--retry-delay",
@@ -180,7 +182,7 @@ describe("a provider's long Retry-After: no sleeping through the turn", () => {
     expect(run.result.error).toMatchObject({
       name: "APIError",
       message:
-        "opencode was waiting to retry a failed model call (AI_APICallError: Overloaded), longer than --idle-timeout 3s allows; oc-exec stopped the turn instead of sleeping through it",
+        "opencode was waiting to retry a failed model call (AI_APICallError: Overloaded), longer than --idle-timeout 8s allows; oc-exec stopped the turn instead of sleeping through it",
     });
     expect(run.result.attempts).toBe(1);
     expect(e2e.requestsFor(m)).toHaveLength(1);

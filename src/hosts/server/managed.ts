@@ -523,7 +523,11 @@ function watch(
     if (config.idleTimeoutMs > 0) {
       idleTimer = setInterval(
         () => {
-          if (busy.size === 0 && Date.now() - lastActivity >= config.idleTimeoutMs) void stop();
+          if (busy.size > 0 || Date.now() - lastActivity < config.idleTimeoutMs) return;
+          // A turn holds a lease while it runs: a server is not idle while one does, even when its
+          // event stream (connected late on a loaded machine) missed the session going busy.
+          if (readLeases(env, config.id).some((lease) => isAlive(lease.pid))) return;
+          void stop();
         },
         Math.min(5_000, Math.max(200, config.idleTimeoutMs / 4)),
       );
