@@ -12,7 +12,7 @@ import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
 import { planTasks, retries, type ServerGroup, serverGroups } from "../app/batch/plan.js";
-import { resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
+import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
 import type { PlannedTask } from "../app/batch/run-batch.js";
 import { runBatch } from "../app/batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
@@ -298,6 +298,7 @@ async function runBatchCommand(
             tasks,
             run: planned.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
             skipped,
+            carried: carriedEvents(resumeText, new Set(skipped.keys())),
             backend: backend!,
             concurrency,
             limits,

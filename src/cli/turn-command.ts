@@ -211,22 +211,28 @@ async function conversationCommand(
   // and awaited by the conversation, so that a failure to make it still ends in its result line.
   const checked = resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
   const backend = makeBackend(checked);
-  // Read from here on: readline drops the lines it reads before anyone iterates them.
+  // stdin is read only once the backend is ready and the conversation iterates it: readline drops
+  // the lines it reads before anyone iterates them (a sandbox takes a while to set up, and a
+  // conversation made meanwhile found its input gone and waited for ever).
   const input = new AbortController();
-  const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });
+  let reader: ReturnType<typeof createInterface> | null = null;
+  async function* lines(): AsyncGenerator<string> {
+    reader = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY, signal: input.signal });
+    yield* reader;
+  }
   const plan = {
     turn,
     labels,
     limits,
     backend,
-    lines,
+    lines: lines(),
     stopInput: () => input.abort(),
   };
   try {
     return await deliverTurn((sink, control) => runConversation(plan, sink, control), display, io, undefined, report);
   } finally {
     await closeBackend(backend);
-    lines.close();
+    (reader as ReturnType<typeof createInterface> | null)?.close();
     if (!io.stdin.isTTY) io.stdin.destroy();
   }
 }

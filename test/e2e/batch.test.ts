@@ -321,8 +321,19 @@ describe("oc-exec batch", () => {
       ["fails", "api_error", "ran"],
       ["ok-2", "success", "skipped"],
     ]);
-    expect(new Set(again.events.filter((e) => e.type === "run.started").map((e) => e.task_id))).toEqual(
-      new Set(["fails"]),
+    // Only "fails" started again: the others' run.started lines are the first run's, carried.
+    const started = (run: BatchRun) => run.events.filter((e) => e.type === "run.started");
+    const fresh = started(again).filter((e) => !started(first).some((f) => JSON.stringify(f) === JSON.stringify(e)));
+    expect(fresh.map((e) => e.task_id)).toEqual(["fails"]);
+    // What succeeded before is carried into the new stream: every task's answer is there, and the
+    // totals count them (a shard re-run whose artifact replaced the first attempt's lost both).
+    for (const id of ["ok-1", "ok-2"]) expect(resultOf(again, id)).toEqual(resultOf(first, id));
+    const results = again.events.filter((e): e is ResultEvent => e.type === "result");
+    expect(results.map((r) => r.task_id).sort()).toEqual(["fails", "ok-1", "ok-2"]);
+    expect(again.summary.usage.total).toBe(results.reduce((n, r) => n + r.usage.total, 0));
+    expect(again.summary.cost_usd).toBeCloseTo(
+      results.reduce((n, r) => n + r.cost_usd, 0),
+      10,
     );
     // A task whose line changed since then is not what succeeded: it runs again, and says so.
     const edited = tasksFile("resume.jsonl", [

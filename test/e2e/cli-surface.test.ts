@@ -231,7 +231,7 @@ describe("--fail-on: a verdict CI can trust", () => {
     expect(run.types).toEqual(["run.started", "result"]);
     expect(run.result.error).toMatchObject({
       name: "UsageError",
-      message: '--fail-on does not know "no-tests"; it takes tool-error, no-changes, no-message',
+      message: '--fail-on does not know "no-tests"; it takes tool-error, no-changes, no-message, mcp-unavailable',
     });
     expect(run.stderr).toContain('oc-exec: --fail-on does not know "no-tests"');
   });

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 //   FAKE_OPENCODE_VERSION  what --version prints (default: the fixture's version, else 1.18.33)
 //   FAKE_OPENCODE_RECORD   a file to write {argv, stdin, env} to, for assertions
 //   FAKE_TERM_EXIT         on SIGTERM, exit with this status instead of dying by the signal
+//   FAKE_START_MS          stay silent this long before anything else, as a slow start does
 //   FAKE_TERM_FLUSH        with FAKE_TERM_EXIT: first write a last text event and wait until it
 //                          is out, as a graceful shutdown would (blocks while nobody reads)
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -333,4 +334,5 @@ if (env.FAKE_OPENCODE_RECORD) {
     }),
   );
 }
+if (env.FAKE_START_MS) await sleep(Number(env.FAKE_START_MS));
 await MODES[mode]();

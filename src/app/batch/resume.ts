@@ -86,3 +86,24 @@ export function tasksToSkip(
   }
   return { skipped, changed };
 }
+
+/**
+ * The events of the skipped tasks in the earlier stream, in order: carried into the new stream, so
+ * that it holds every task's answer and the batch's totals on its own (a shard re-run whose artifact
+ * replaces the first attempt's lost them), and a later --resume or merge finds them there too.
+ */
+export function carriedEvents(text: string, skipped: ReadonlySet<string>): OcEvent[] {
+  const events: OcEvent[] = [];
+  if (skipped.size === 0) return events;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const event = JSON.parse(line) as OcEvent;
+      if (event.type !== "batch.result" && event.task_id !== undefined && skipped.has(event.task_id))
+        events.push(event);
+    } catch {
+      // Cut off, as above.
+    }
+  }
+  return events;
+}

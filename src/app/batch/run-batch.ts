@@ -5,6 +5,7 @@
 // as not run; a signal does the same with its class.
 
 import type { BatchResult, OcEvent, ResultEvent, TaskOutcome } from "../../contract/schema.js";
+import { addUsage, emptyUsage } from "../../contract/usage.js";
 import { stopClass } from "../../domain/outcome/many-turns-end.js";
 import type { Backend } from "../../engine/backend.js";
 import type { TurnControl } from "../../engine/control.js";
@@ -23,6 +24,8 @@ export type BatchPlan = {
   run: PlannedTask[];
   /** Tasks that succeeded in the stream given to --resume: not run again. */
   skipped: Map<string, TaskOutcome>;
+  /** Their events from that stream, written first, their usage and cost counted in the totals. */
+  carried?: OcEvent[];
   backend: Backend;
   concurrency: number;
   limits: WholeLimits;
@@ -36,6 +39,16 @@ export type BatchHooks = {
 };
 
 export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: TurnControl): Promise<BatchResult> {
+  // The totals: the carried tasks' first, then what runs now.
+  const carriedUsage = emptyUsage();
+  let carriedCost = 0;
+  for (const event of plan.carried ?? []) {
+    hooks.write(event);
+    if (event.type === "result") {
+      addUsage(carriedUsage, event.usage);
+      carriedCost += event.cost_usd;
+    }
+  }
   const jobs = plan.run.map(({ task, options, backend }): TurnJob & { task: Task } => ({
     task,
     cwd: options.dir,
@@ -55,6 +68,7 @@ export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: Turn
     },
     control,
   );
+  addUsage(carriedUsage, run.usage);
   const outcomes = new Map<string, TaskOutcome>(plan.skipped);
   for (const { job, result, run: how } of run.turns) {
     outcomes.set(job.task.id, {
@@ -72,8 +86,8 @@ export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: Turn
   return writeBatchResult(
     {
       tasks: plan.tasks.map((t) => outcomes.get(t.id)!),
-      usage: run.usage,
-      costUsd: run.costUsd,
+      usage: carriedUsage,
+      costUsd: carriedCost + run.costUsd,
       durationMs: run.durationMs,
       shard: plan.shard,
       problems: [],
