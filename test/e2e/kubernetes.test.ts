@@ -83,12 +83,16 @@ describe("docs/kubernetes-batch.yaml", () => {
       { action: "Ignore", onPodConditions: [{ type: "DisruptionTarget" }] },
       {
         action: "FailIndex",
-        onExitCodes: { containerName: container(shards).name, operator: "In", values: [1, 5, 6] },
+        onExitCodes: { containerName: container(shards).name, operator: "In", values: [1, 5, 6, 126, 127] },
       },
     ]);
     const merge = job("oc-exec-merge");
     expect(merge.spec.backoffLimit).toBe(0);
     expect(envOf(container(merge)).SHARDS).toBe(String(shardCount));
+    // Both Jobs name the same batch directory and the oc-exec the image's set-up note installs.
+    expect(envOf(container(merge)).RUN).toBe(envOf(container(shards)).RUN);
+    for (const c of [container(shards), container(merge)])
+      expect(envOf(c).OC_EXEC).toBe("/workspace/node_modules/.bin/oc-exec");
   });
 
   it("every index runs its shard, a retried index resumes, the merge accounts for every task once and exits 0", async () => {
@@ -96,7 +100,8 @@ describe("docs/kubernetes-batch.yaml", () => {
     const merge = job("oc-exec-merge");
     const shardCount = Number(envOf(container(shards)).SHARDS);
     const workspace = mkdtempSync(join(e2e.home.root, "k8s-workspace-"));
-    const results = mkdtempSync(join(e2e.home.root, "k8s-results-"));
+    const volume = mkdtempSync(join(e2e.home.root, "k8s-results-"));
+    const results = join(volume, `run-${envOf(container(shards)).RUN}`);
     const tasks = Array.from({ length: 8 }, (_, i) => ({ id: `pkg-${i + 1}`, prompt: `scenario:plain k8s-${i + 1}` }));
     writeFileSync(join(workspace, "tasks.jsonl"), `${tasks.map((t) => JSON.stringify(t)).join("\n")}\n`);
     // The image's paths, here: the workspace and the results volume are temporary directories.
@@ -104,8 +109,9 @@ describe("docs/kubernetes-batch.yaml", () => {
       ...e2e.home.env,
       ...envOf(c),
       TASKS: join(workspace, "tasks.jsonl"),
-      RESULTS: results,
-      PATH: `${cliOnPath(e2e.home.root)}:${e2e.home.env.PATH}`,
+      RESULTS: volume,
+      // The image's /workspace/node_modules/.bin/oc-exec, here.
+      OC_EXEC: join(cliOnPath(e2e.home.root), "oc-exec"),
       ...extra,
     });
 
@@ -151,5 +157,14 @@ describe("docs/kubernetes-batch.yaml", () => {
     );
     expect(incomplete.stderr).toContain(`shard-${shardCount}.jsonl`);
     expect(existsSync(join(results, "batch.jsonl"))).toBe(true);
+
+    // The manifest applied again for a new batch (RUN changed) on the same volume: its merge finds
+    // none of the last batch's markers (it merged them at once, with tasks missing, and exited 5).
+    const next = await runContainer(
+      container(merge),
+      env(container(merge), { RUN: "2", WAIT_SECONDS: "0" }),
+      workspace,
+    );
+    expect(next.stderr).toContain(`only 0 of ${shardCount} shards finished; merging what there is`);
   }, 240_000);
 });

@@ -93,17 +93,20 @@ export function tasksToSkip(
  * replaces the first attempt's lost them), and a later --resume or merge finds them there too.
  */
 export function carriedEvents(text: string, skipped: ReadonlySet<string>): OcEvent[] {
-  const events: OcEvent[] = [];
-  if (skipped.size === 0) return events;
+  // A task's events from its last run in the stream: a stream made of several attempts (a pod's
+  // earlier streams appended) holds a task more than once; carried once, a merge counts it once.
+  const runs = new Map<string, OcEvent[]>();
+  if (skipped.size === 0) return [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     try {
       const event = JSON.parse(line) as OcEvent;
-      if (event.type !== "batch.result" && event.task_id !== undefined && skipped.has(event.task_id))
-        events.push(event);
+      if (event.type === "batch.result" || event.task_id === undefined || !skipped.has(event.task_id)) continue;
+      if (event.type === "run.started" || !runs.has(event.task_id)) runs.set(event.task_id, []);
+      runs.get(event.task_id)!.push(event);
     } catch {
       // Cut off, as above.
     }
   }
-  return events;
+  return [...runs.values()].flat();
 }
