@@ -104,27 +104,6 @@ export function openReplay(rec: RecordingMeta, sink: (event: OcEvent) => void): 
   };
 }
 
-/** A whole recording at once, every event kept: for tests and fixtures. */
-export function replayRecording(
-  rec: Recording,
-  sink: (event: OcEvent) => void = () => {},
-): { events: OcEvent[]; result: ResultEvent } {
-  const events: OcEvent[] = [];
-  const replay = openReplay(rec, (event) => {
-    events.push(event);
-    sink(event);
-  });
-  const feedStderr = () => {
-    if (rec.stderr !== undefined) replay.stderr.push(Buffer.from(rec.stderr));
-    replay.stderr.end();
-  };
-  if (rec.stderrFirst !== false) feedStderr();
-  replay.stdout.push(Buffer.from(rec.stdout));
-  replay.stdout.end();
-  if (rec.stderrFirst === false) feedStderr();
-  return { events, result: replay.finish() };
-}
-
 /** A server event ({type, properties}) with a session, or null for anything else. */
 function serverEventOf(text: string): { properties: Json } | null {
   try {

@@ -1,7 +1,29 @@
-// The fixture tests' view of src/turn/replay.ts, with a fixed clock and workspace.
+// The fixture tests' view of src/engine/replay.ts, with a fixed clock and workspace: a whole
+// recording replayed at once, every event kept (test-only, so not in src/).
 import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import type { TurnEnd } from "../../src/domain/outcome/classify.js";
-import { replayRecording } from "../../src/engine/replay.js";
+import { openReplay, type Recording } from "../../src/engine/replay.js";
+
+/** A whole recording at once, every event kept. */
+export function replayRecording(
+  rec: Recording,
+  sink: (event: OcEvent) => void = () => {},
+): { events: OcEvent[]; result: ResultEvent } {
+  const events: OcEvent[] = [];
+  const replay = openReplay(rec, (event) => {
+    events.push(event);
+    sink(event);
+  });
+  const feedStderr = () => {
+    if (rec.stderr !== undefined) replay.stderr.push(Buffer.from(rec.stderr));
+    replay.stderr.end();
+  };
+  if (rec.stderrFirst !== false) feedStderr();
+  replay.stdout.push(Buffer.from(rec.stdout));
+  replay.stdout.end();
+  if (rec.stderrFirst === false) feedStderr();
+  return { events, result: replay.finish() };
+}
 
 export type Replayed = { started: OcEvent; events: OcEvent[]; result: ResultEvent; types: string[] };
 

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ServerTranslator } from "../../src/domain/events/server-translate.js";
 import { rulesetOf } from "../../src/domain/opencode/permissions.js";
-import { replayRecording } from "../../src/engine/replay.js";
 import { SseParser } from "../../src/hosts/server/sse.js";
+import { replayRecording } from "../support/replay.js";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 
