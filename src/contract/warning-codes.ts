@@ -11,6 +11,8 @@ export const WARNING_CODES = {
   line_too_long: "an opencode line exceeded the line limit and was skipped",
   stdin_timeout: "stdin is a pipe that sent nothing in time; the prompt from the arguments was used",
   agent_fallback: "opencode did not know the agent asked for and fell back to its default",
+  sandbox_outside_link:
+    "a sandboxed turn left symbolic links in the workspace that lead out of it; oc-exec removed them, since a later step that follows links would read what the sandbox hid",
   mcp_unavailable: "an MCP server (--mcp, or opencode's configuration) did not start; the turn ran without its tools",
   untested_opencode: "the opencode release is not one oc-exec was tested with",
   unknown_permission: "an --allow/--deny key oc-exec does not know; it was passed to opencode as given",

@@ -22,6 +22,7 @@ import { announceTurn, prepareTurn } from "./prepare.js";
 import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
+import { linksIn, removeOutsideLinks } from "./workspace/outside-links.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
@@ -96,6 +97,8 @@ export async function executeTurn(
         const snapshot: WorkspaceSnapshot = made.remote
           ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
           : takeWorkspaceSnapshot(options.dir);
+        // The workspace's links before a sandboxed turn: the ones the turn makes are checked after it.
+        const linksBefore = made.sandbox && !made.remote ? linksIn(options.dir) : null;
         const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
@@ -120,6 +123,9 @@ export async function executeTurn(
           refused.push(...checked.refused);
           if (retrying) attempts = { attempts: checked.attempts, failed: [...tried.failed, ...checked.failed] };
         }
+        // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
+        // that lead out of the workspace are gone, so none of those writes meets one.
+        const outsideLinks = linksBefore ? removeOutsideLinks(options.dir, linksBefore) : [];
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
         workspace = workspaceChangesSince(
           snapshot,
@@ -144,6 +150,7 @@ export async function executeTurn(
             workspace?.files ?? [],
             core,
             options,
+            outsideLinks,
           );
       }
     }
@@ -241,6 +248,9 @@ function writeTurnPatch(
  * `.opencode` directory. What a sandboxed turn writes there is read by the next opencode started on
  * that directory (a later, unsandboxed turn too): the user is told.
  */
+/** How many of the links a warning names; the rest are counted. */
+const SHOWN_LINKS = 10;
+
 const OPENCODE_CONFIG_PATH = /(^|\/)(opencode\.jsonc?$|\.opencode\/)/;
 
 /** Each refused host once as a warning, and the sandbox as the result describes it. */
@@ -250,7 +260,18 @@ function sandboxReport(
   changes: readonly { path: string }[],
   core: TurnCore,
   options: ResolvedTurn,
+  outside: ReturnType<typeof removeOutsideLinks>,
 ): ResultMeta["sandbox"] {
+  if (outside.length > 0)
+    core.normalizer.warning(
+      "sandbox_outside_link",
+      `the turn left links that lead out of the workspace: ${outside
+        .slice(0, SHOWN_LINKS)
+        .map((l) => `${l.path} -> ${l.target}${l.removed ? "" : " (could not be removed)"}`)
+        .join(
+          ", ",
+        )}${outside.length > SHOWN_LINKS ? ` and ${outside.length - SHOWN_LINKS} more` : ""}; ${outside.every((l) => l.removed) ? "removed" : "the rest removed"}, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
+    );
   for (const host of new Set(refused))
     core.normalizer.warning(
       "sandbox_refused",

@@ -2,7 +2,7 @@
 // workspace-write, the scripted model playing a prompt-injected agent (attackPrompt), then the step
 // the CI job runs next. Each attack's working without the protection is shown in the unit tests of
 // the old code path named beside it.
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -82,9 +82,13 @@ PY`;
     expect(readFileSync(join(workspace, "report.xml"), "utf8")).toMatch(
       /^<\?xml[\s\S]*<testcase [\s\S]*<\/testsuites>\n$/,
     );
+    // The 20,001 planted links lead out of the workspace: gone after the turn, counted in one warning.
+    const [warned] = run.events.filter((e) => e.type === "warning" && e.code === "sandbox_outside_link");
+    expect(warned?.type === "warning" && warned.message).toMatch(/ and 19991 more; removed, /);
+    expect(readdirSync(workspace).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 
-  it("a link planted at the destination itself is refused: the result line, then exit 5 naming the option and the path", async () => {
+  it("a link planted at the destination itself, leading out of the workspace, is gone before oc-exec writes there: both written as files, nothing outside", async () => {
     const site = join(e2e.home.root, "site-packages-b");
     mkdirSync(site);
     const evilJunit = join(site, "evil-junit.pth");
@@ -96,31 +100,96 @@ PY`;
       ["--sandbox", "workspace-write", "--auto", "--junit", "report.xml", "-o", "answer.md", prompt],
       { cwd: workspace },
     );
-    // Old code: the rename replaced each link with a file, so nothing went outside either; refused now.
     expect({ evil: contents(evil), evilJunit: contents(evilJunit), pythonRan: await nextPython(site) }).toEqual({
       evil: null,
       evilJunit: null,
       pythonRan: false,
     });
+    expect(run.code, run.stderr).toBe(0);
+    const answer = join(workspace, "answer.md");
+    const report = join(workspace, "report.xml");
+    for (const path of [answer, report]) expect(isLink(path)).toBe(false);
+    expect(readFileSync(answer, "utf8")).toBe(run.result.text);
+    expect(readFileSync(report, "utf8")).toContain("<testsuites");
+    expect(run.events.filter((e) => e.type === "warning" && e.code === "sandbox_outside_link")).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /^the turn left links that lead out of the workspace: (answer\.md|report\.xml) -> .*, (answer\.md|report\.xml) -> .*; removed, /,
+        ),
+      }),
+    ]);
+  });
+
+  it("a link planted at the destination that stays inside the workspace is refused: the result line, then exit 5 naming the option and the path", async () => {
+    const script = `${FIND_PID}echo mine > notes.md && ln -s notes.md answer.md && echo planted`;
+    const { prompt } = attackPrompt(script, "an answer");
+    const workspace = e2e.workspace();
+    const run = await e2e.run(["--sandbox", "workspace-write", "--auto", "-o", "answer.md", prompt], {
+      cwd: workspace,
+    });
     expect(run.code).toBe(5);
     expect(run.types.at(-1)).toBe("result");
     const answer = join(workspace, "answer.md");
-    const report = join(workspace, "report.xml");
     expect(run.result).toMatchObject({
       class: "config_error",
-      exit_code: 5,
       error: {
         name: "OutputPathRefused",
-        message: `--output-last-message ${answer} was not written: ${answer} is a symbolic link now, made during the run (to ${evil}); oc-exec never writes through a link: name the file itself`,
+        message: `--output-last-message ${answer} was not written: ${answer} is a symbolic link now, made during the run (to notes.md); oc-exec never writes through a link: name the file itself`,
       },
     });
-    expect(run.stderr).toContain(
-      `oc-exec: --junit report.xml was not written: ${report} is a symbolic link now, made during the run (to ${evilJunit}); oc-exec never writes through a link: name the file itself\n`,
-    );
-    expect(run.stderr).toContain(`--output-last-message ${answer} was not written`);
-    expect(run.stderr).toContain("oc-exec: a report was refused: exit 5\n");
-    // The links are left as the agent made them, and nothing went through them.
-    expect(readlinkSync(answer)).toBe(evil);
-    expect(readlinkSync(report)).toBe(evilJunit);
+    // Nothing went through the link: the file it names is as the agent left it.
+    expect(readFileSync(join(workspace, "notes.md"), "utf8")).toBe("mine\n");
+    expect(readlinkSync(answer)).toBe("notes.md");
+  });
+});
+
+const isLink = (path: string) => {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+};
+
+describe.skipIf(skip)("links the agent leaves in the workspace, followed by the job's next step", () => {
+  it("a link to a secret store outside the workspace: zip -r packs the key without the protection; after a sandboxed turn the link is gone and named", async () => {
+    const secrets = join(e2e.home.root, "runner-ssh");
+    mkdirSync(secrets, { recursive: true });
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(join(secrets, "id_ed25519"), "PRIVATE-KEY-CANARY\n");
+    const plant = `ln -s ${secrets} leak && ln -s inside.txt inside-link && echo planted`;
+    const zipped = async (workspace: string) => {
+      const zip = await runBash(
+        ["-e"],
+        "zip -qr ../artifact.zip . && unzip -p ../artifact.zip leak/id_ed25519 || true",
+        {
+          cwd: workspace,
+          env: { PATH: process.env.PATH },
+        },
+      );
+      rmSync(join(workspace, "..", "artifact.zip"), { force: true });
+      return zip.stdout;
+    };
+    // Without the protection: the same links, made by hand, and the next step packs the key.
+    const bare = join(e2e.workspace(), "ws");
+    mkdirSync(bare);
+    expect((await runBash(["-e"], plant, { cwd: bare, env: { PATH: process.env.PATH } })).code).toBe(0);
+    expect(await zipped(bare)).toBe("PRIVATE-KEY-CANARY\n");
+
+    // With it: the agent makes them in a sandboxed turn; the one leading out is removed and named.
+    const workspace = join(e2e.workspace(), "ws");
+    mkdirSync(workspace);
+    const { prompt } = attackPrompt(plant);
+    const run = await e2e.run(["-q", "--sandbox", "workspace-write", "--auto", prompt], { cwd: workspace });
+    expect(run.code, run.stderr).toBe(0);
+    expect(isLink(join(workspace, "leak"))).toBe(false);
+    // A link that stays inside the workspace is the agent's work, and stays.
+    expect(readlinkSync(join(workspace, "inside-link"))).toBe("inside.txt");
+    expect(run.events.filter((e) => e.type === "warning" && e.code === "sandbox_outside_link")).toEqual([
+      expect.objectContaining({
+        message: `the turn left links that lead out of the workspace: leak -> ${secrets}; removed, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
+      }),
+    ]);
+    expect(await zipped(workspace)).toBe("");
   });
 });

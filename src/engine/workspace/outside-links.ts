@@ -1,0 +1,68 @@
+// Symbolic links a sandboxed turn left in the workspace that lead out of it. Making one is allowed
+// inside the sandbox (a link is only a name), but the job's next steps run outside it: `zip -r`, an
+// artifact upload or a cache save follow the link and pack what it points at (~/.ssh, a credentials
+// file) that the sandbox hid from the agent. Links that were there before the turn are the
+// caller's; the turn's own that lead outside are removed after it, and named.
+import { lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+
+/** Beyond this many entries the walk stops (a workspace that large is not scanned whole). */
+const MAX_ENTRIES = 500_000;
+
+export type Links = Map<string, string>;
+
+/** Every symbolic link under root (its path relative to root, and its target as written); .git aside. */
+export function linksIn(root: string): Links {
+  const links: Links = new Map();
+  let seen = 0;
+  const walk = (dir: string) => {
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (++seen > MAX_ENTRIES) return;
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) {
+        try {
+          links.set(relative(root, path), readlinkSync(path));
+        } catch {
+          // Gone already.
+        }
+      } else if (entry.isDirectory() && !(dir === root && entry.name === ".git")) walk(path);
+    }
+  };
+  walk(root);
+  return links;
+}
+
+const within = (inner: string, outer: string) => {
+  const rel = relative(outer, inner);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+};
+
+/**
+ * The links made or changed since `before` whose target lies outside root, removed. Returns what
+ * was removed ({path, target}); a link that cannot be removed is still returned, with removed false.
+ */
+export function removeOutsideLinks(root: string, before: Links): { path: string; target: string; removed: boolean }[] {
+  const found: { path: string; target: string; removed: boolean }[] = [];
+  for (const [path, target] of linksIn(root)) {
+    if (before.get(path) === target) continue;
+    const abs = join(root, path);
+    if (within(resolve(dirname(abs), target), root)) continue;
+    let removed = false;
+    try {
+      if (lstatSync(abs).isSymbolicLink()) {
+        unlinkSync(abs);
+        removed = true;
+      }
+    } catch {
+      // Left as it is; said as not removed.
+    }
+    found.push({ path, target, removed });
+  }
+  return found;
+}
