@@ -12,6 +12,7 @@ import { TESTED_RANGE } from "../domain/opencode/features.js";
 import { buildEnv } from "../domain/opencode/invocation.js";
 import { invalidInheritedPolicy } from "../domain/opencode/permissions.js";
 import { lastLine, runSideCommand } from "../domain/opencode/side-command.js";
+import { opencodeStateProblem } from "../domain/opencode/state-dirs.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { traceSettings } from "../domain/telemetry/trace-settings.js";
 import { formatDuration } from "../kernel/duration.js";
@@ -137,7 +138,13 @@ async function doctor(opts: {
       inherited ??
       (opts.env.OPENCODE_PERMISSION ? "OPENCODE_PERMISSION is a valid policy" : "OPENCODE_PERMISSION is not set"),
   });
-  if (located) {
+  const unwritable = opencodeStateProblem(opts.env);
+  checks.push({
+    name: "opencode's data",
+    ok: unwritable === null,
+    detail: unwritable ?? "opencode can write its data, state and cache",
+  });
+  if (located && unwritable === null) {
     // A trivial policy, so the same call also shows that opencode accepts OPENCODE_PERMISSION.
     const env = buildEnv(opts.env, { permission: { bash: "deny" } });
     const models = await run(located.path, ["models"], env, wsOk ? workspace : process.cwd());

@@ -90,6 +90,23 @@ describe("CI logs and colors", () => {
 });
 
 describe("doctor and --version", () => {
+  it("a place opencode cannot write its data: a turn is exit 5 naming it before anything runs; doctor says so, not the permission policy", async () => {
+    // /proc/1 refuses writes even to root: what an unwritable HOME does to opencode (a raw EACCES, exit 1).
+    const extraEnv = { XDG_DATA_HOME: "/proc/1/oc-exec-data" };
+    const run = await e2e.run(["-q", "scenario:plain unwritable-data"], { extraEnv });
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({
+      name: "StateNotWritable",
+      message:
+        "opencode writes its data to /proc/1/oc-exec-data/opencode, but /proc/1 is not writable: give HOME (or XDG_DATA_HOME) a writable directory",
+    });
+    expect(e2e.requestsFor("unwritable-data")).toEqual([]);
+    const doctor = await runCliRaw(["doctor"], { env: { ...e2e.home.env, ...extraEnv }, cwd: e2e.home.workspace });
+    expect(doctor.code).toBe(5);
+    expect(doctor.stderr).toContain("✗ opencode's data: opencode writes its data to /proc/1/oc-exec-data/opencode");
+    expect(doctor.stderr).not.toContain("permission policy");
+  });
+
   it("doctor: ready with the scripted provider, exit 0; --json for machines; a missing model makes it exit 5", async () => {
     const ok = await runCliRaw(["doctor", "--json", "-m", "fake/fake-model"], {
       env: e2e.home.env,
@@ -102,6 +119,7 @@ describe("doctor and --version", () => {
       "opencode",
       "workspace",
       "inherited permissions",
+      "opencode's data",
       "permission policy",
       "models",
       "requested model",

@@ -5,6 +5,7 @@ import { rmSync } from "node:fs";
 import { splitterOptions } from "../../domain/events/split-options.js";
 import { ensureOpencode, untestedWarning } from "../../domain/opencode/ensure.js";
 import { buildInvocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
+import { opencodeStateProblem } from "../../domain/opencode/state-dirs.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import { DEFAULTS } from "../../plan/options.js";
@@ -57,12 +58,16 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
     problem,
     check(turn) {
       const missing = detected ? unsupportedFlags(turn, detected.features) : [];
+      // In a sandbox opencode's state is the sandbox's own (private-state.ts): nothing to check here.
+      const unwritable = sandbox ? null : opencodeStateProblem(turn.env);
       return {
         warnings,
         problem:
           missing.length > 0
             ? { name: "UnsupportedFlag", message: `opencode ${version} does not support ${missing.join(", ")}` }
-            : null,
+            : unwritable
+              ? { name: "StateNotWritable", message: unwritable }
+              : null,
       };
     },
     async open(turn, input) {
