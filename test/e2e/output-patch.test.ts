@@ -103,21 +103,31 @@ function expectHandOff(t: Awaited<ReturnType<typeof patchTurn>>, sandboxed: bool
   for (const kind of ["fsmonitor", "diff", "textconv"]) expect(existsSync(`${t.ran}.${kind}`), kind).toBe(false);
   const patch = readFileSync(t.file);
   expect(patch.toString("latin1")).not.toContain("planted");
-  expect(t.run.result.output_patch).toEqual({ path: t.file, files: 8, bytes: patch.length });
+  // Under the sandbox the link to the secret outside (conf) is removed after the turn
+  // (sandbox_outside_link): the patch then deletes conf/ and adds no link.
+  expect(t.run.result.output_patch).toEqual({ path: t.file, files: sandboxed ? 7 : 8, bytes: patch.length });
   const names = [...patch.toString("latin1").matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
   expect(names).toEqual([
     ".gitattributes",
     "added.txt",
     "blob.bin",
-    "conf",
+    ...(sandboxed ? [] : ["conf"]),
     "conf/credentials",
     "doomed.txt",
     "tool.sh",
     "tracked.txt",
   ]);
-  // The secret behind the planted link: a plain read through it gets it, the patch does not.
+  // The secret behind the planted link: a plain read through it gets it (without a sandbox; under
+  // one the link is gone), the patch never does.
   const awsSecret = readFileSync(join(t.aws, "credentials"), "utf8");
-  expect(readFileSync(join(t.ws, "conf", "credentials"), "utf8")).toBe(awsSecret);
+  if (sandboxed) {
+    expect(existsSync(join(t.ws, "conf"))).toBe(false);
+    expect(eventsOf(t.run, "warning").filter((w) => w.code === "sandbox_outside_link")).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^the turn left links that lead out of the workspace: conf -> /),
+      }),
+    ]);
+  } else expect(readFileSync(join(t.ws, "conf", "credentials"), "utf8")).toBe(awsSecret);
   expect(patch.toString("latin1")).not.toContain(awsSecret.trim().split(" = ")[1]);
   // The next step of a job: git apply on a clean checkout gives exactly the new tree, .git aside.
   git(t.pristine, "apply", "--check", t.file);
