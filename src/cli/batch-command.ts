@@ -7,7 +7,7 @@
 // class is in the summary); 6 the batch budget stopped it; 130/143 a signal stopped it; 5 the
 // batch itself could not run (a malformed tasks file, bad flags, no server), and then nothing ran.
 
-import { fstatSync, readFileSync, statSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
@@ -38,6 +38,7 @@ import { deliver } from "./deliver.js";
 import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./io.js";
+import { stdoutFile } from "./stdout-file.js";
 
 export type BatchFlags = {
   attach?: string;
@@ -157,7 +158,7 @@ async function runBatchCommand(
   if (flags.resume) {
     // `--resume batch.jsonl > batch.jsonl`: the shell emptied the file before oc-exec started, and
     // an empty stream says nothing succeeded: every task would run, and be paid for, again.
-    if (sameFile(flags.resume, (io.stdout as { fd?: unknown }).fd))
+    if (stdoutFile() === realpathOr(flags.resume))
       throw new ConfigError(
         `--resume ${flags.resume} is also this batch's stdout: the shell empties it for > before oc-exec can read what succeeded (and >> would mix the two streams); write the new stream to another file, e.g. > batch-2.jsonl; nothing was run`,
       );
@@ -411,13 +412,11 @@ export async function mergeCommand(
   return refused ?? summary.exit_code;
 }
 
-/** Whether `path` is the file open on `fd` (stdout redirected to it). */
-function sameFile(path: string, fd: unknown): boolean {
-  if (typeof fd !== "number") return false;
+/** Where a path leads, or the path itself when it does not exist. */
+function realpathOr(path: string): string {
   try {
-    const [a, b] = [statSync(path), fstatSync(fd)];
-    return b.isFile() && a.dev === b.dev && a.ino === b.ino;
+    return realpathSync(path);
   } catch {
-    return false;
+    return path;
   }
 }

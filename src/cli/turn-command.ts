@@ -1,6 +1,5 @@
 // The default command: flags become options, the turn runs through the library's engine, its
 // events go to stdout and its progress to stderr. deliverTurn is shared with usage failures.
-import { fstatSync, realpathSync } from "node:fs";
 import type { RunningRehearsal } from "../app/rehearsal.js";
 import { rehearse as rehearseTurn } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
@@ -17,6 +16,7 @@ import { type Driver, deliver } from "./deliver.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./io.js";
 import { readPrompt } from "./prompt.js";
+import { stdoutFile } from "./stdout-file.js";
 
 export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): Promise<number> {
   // A flag value that does not parse throws a ConfigError here, before anything is written.
@@ -69,6 +69,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       });
     const rehearsed = await rehearseTurn(rehearse, FLAG_LABELS, options, read, io.env);
     rehearsal = rehearsed.rehearsal;
+    const ownStdout = stdoutFile();
     // Resolved before anything is written, so an invalid value is a usage error like a bad flag.
     const resolved = resolveTurnOptions(
       {
@@ -80,7 +81,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
       {
         labels: FLAG_LABELS,
         prompt: rehearsed.prompt,
-        ownFiles: [...(cli.junit ? [cli.junit] : []), ...stdoutFile()],
+        ownFiles: [...(cli.junit ? [cli.junit] : []), ...(ownStdout ? [ownStdout] : [])],
       },
     );
     // Made with the turn's control: a signal or --timeout before it is ready gives it up.
@@ -234,17 +235,5 @@ async function conversationCommand(
     await closeBackend(backend);
     (reader as ReturnType<typeof createInterface> | null)?.close();
     if (!io.stdin.isTTY) io.stdin.destroy();
-  }
-}
-
-/**
- * stdout's file when it is one (`oc-exec … > events.jsonl` inside the repository): oc-exec's own
- * output, never the agent's work (--fail-on no-changes read it as a change). Linux names it.
- */
-function stdoutFile(): string[] {
-  try {
-    return fstatSync(1).isFile() ? [realpathSync("/proc/self/fd/1")] : [];
-  } catch {
-    return [];
   }
 }
