@@ -68,7 +68,7 @@ export function runTurn(options: RunTurnOptions): Turn {
         failedStart({ name: error.name, message: error.message }, { cwd: process.cwd() }, push);
         return;
       }
-      const backend = makeBackend(resolved, control.startup);
+      const backend = makeBackend(resolved.placement, control.startup);
       try {
         await executeTurn(resolved, backend, push, control);
       } finally {

@@ -36,7 +36,7 @@ import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
-import { FLAG_LABELS, TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
+import { TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./io.js";
 import { stdoutFile } from "./stdout-file.js";
 
@@ -223,7 +223,6 @@ async function runBatchCommand(
         : remoteTasks.length > 0
           ? {}
           : { sshOptions: flags.sshOption }),
-      prompt: "check",
       ...((defaults.retry ?? 0) > 0 || defaults.fallbackModel !== undefined
         ? {}
         : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
@@ -257,7 +256,7 @@ async function runBatchCommand(
   const backendOf = new Map<PlannedTask, Backend>();
   if (planned.run.length > 0) {
     const groups = flags.attach
-      ? [{ sandbox: checked.sandbox, ssh: null, models: [], tasks: planned.run }]
+      ? [{ sandbox: checked.placement.sandbox, ssh: null, models: [], tasks: planned.run }]
       : serverGroups(planned.run);
     for (const group of groups) {
       let url = flags.attach;
@@ -274,7 +273,7 @@ async function runBatchCommand(
           return batchNotRun([problem], shard, io, report);
         }
       }
-      const made = await makeBackend({ attach: url, opencode: null, env: io.env, labels: FLAG_LABELS });
+      const made = await makeBackend({ ...checked.placement, attach: url, acp: null, warm: false });
       // A server that cannot give the batch's sandbox (--attach) runs none of its tasks.
       const problem = made.problem ?? (flags.attach ? made.check(checked).problem : null);
       if (problem) {

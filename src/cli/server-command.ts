@@ -14,7 +14,7 @@ import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
 import { liveServers, ServerStartError, startServer, stopServer, supervise } from "../hosts/server/managed.js";
 import { readEnvironment } from "../kernel/environment.js";
-import { resolveSandbox, resolveSsh } from "../plan/resolve-options.js";
+import { resolveSandbox, resolveSsh } from "../plan/placement.js";
 import type { SandboxSpec } from "../plan/sandbox-spec.js";
 import { notADirectory } from "../sys/fs-checks.js";
 import { parseCount, parseDurationFlag } from "./duration.js";

@@ -89,7 +89,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     try {
       return await deliverTurn(
         (sink, control) => {
-          backend = makeBackend(resolved, control.startup);
+          backend = makeBackend(resolved.placement, control.startup);
           return executeTurn(resolved, backend, sink, control);
         },
         cli.display,
@@ -210,8 +210,8 @@ async function conversationCommand(
   };
   // Checked once before anything is written, as for a single turn; the backend is made once too,
   // and awaited by the conversation, so that a failure to make it still ends in its result line.
-  const checked = resolveTurnOptions({ ...turn, prompt: "check" }, { labels });
-  const backend = makeBackend(checked);
+  const checked = resolveTurnOptions(turn, { labels });
+  const backend = makeBackend(checked.placement);
   // stdin is read only once the backend is ready and the conversation iterates it: readline drops
   // the lines it reads before anyone iterates them (a sandbox takes a while to set up, and a
   // conversation made meanwhile found its input gone and waited for ever).

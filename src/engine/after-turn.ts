@@ -52,7 +52,7 @@ export async function afterTurn(
       if (facts.costUsd === 0 && exported.costUsd) after.costUsd = exported.costUsd;
     }
   }
-  if (options.ephemeral) {
+  if (options.session.ephemeral) {
     const id = facts.sessionId ?? ops.sessionId;
     const deleted = id ? await ops.delete(id) : { error: null };
     after.sessionDeleted = deleted === true;

@@ -11,7 +11,7 @@ import type { EventOf } from "../contract/schema.js";
 import { classifyOutcome } from "../domain/outcome/classify.js";
 import { retryWait, transientFailure } from "../domain/outcome/transient.js";
 import { formatDuration } from "../kernel/duration.js";
-import type { ResolvedTurn } from "../plan/resolve-options.js";
+import { inSession, type ResolvedTurn } from "../plan/resolve-options.js";
 import type { Backend, OpenedTurn, TurnInput } from "./backend.js";
 import type { TurnControl } from "./control.js";
 import { runSource, type SourceRun, sourceEnd } from "./run-source.js";
@@ -105,13 +105,13 @@ export async function runAttempts(
       if (attempt - base >= models.length || control.reason !== null) return result(unreachable);
       failure = { class: "agent_error", cause: unreachable! };
     }
-    const wait = retryWait(attempt - base + 1, options.retryDelayMs, options.retryMaxDelayMs);
+    const wait = retryWait(attempt - base + 1, options.retryDelayMs, options.retryMaxDelay.ms);
     const { cause } = failure;
     // No time left for another attempt: the class stands, and the stream says why.
     if (deadline !== null && Date.now() + wait >= deadline) {
       core.normalizer.warning(
         "retry_skipped",
-        `attempt ${attempt} failed (${cause.name}: ${cause.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
+        `attempt ${attempt} failed (${cause.name}: ${cause.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.timeout?.option} ${formatDuration(options.timeout?.ms ?? 0, "exact")}`,
       );
       if (!opened) return result(unreachable);
       break;
@@ -143,7 +143,7 @@ export async function runAttempts(
       sessionId === null
         ? await backend.open({ ...options, model }, first.input)
         : await backend.open(
-            { ...options, model, session: sessionId, continue: false, fork: false },
+            { ...inSession(options, sessionId), model },
             {
               prompt: resumePrompt(cause, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
               title: null,

@@ -10,8 +10,9 @@ import { removedByPolicy } from "../domain/opencode/permissions.js";
 import type { TurnEnd } from "../domain/outcome/classify.js";
 import { errorText } from "../domain/outcome/errors.js";
 import type { ResultMeta } from "../domain/outcome/result.js";
+import type { Limit } from "../kernel/duration.js";
 import type { LaunchProblem } from "../kernel/problem.js";
-import type { ResolvedTurn } from "../plan/resolve-options.js";
+import { type ResolvedTurn, turnTimedOut } from "../plan/resolve-options.js";
 import { SANDBOX_MOUNT_POINTS } from "../plan/sandbox-spec.js";
 import { type PlannedWrite, writePlanned } from "../sys/safe-write.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
@@ -42,14 +43,19 @@ export async function executeTurn(
   // With another attempt possible, events carry their attempt and the result counts them.
   const retrying = options.retry > 0 || options.fallbackModel !== null;
   // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
-  const removed = removedByPolicy(options.allow, options.deny, options.env.OPENCODE_PERMISSION, options.labels);
+  const removed = removedByPolicy(
+    options.allow,
+    options.deny,
+    options.placement.env.OPENCODE_PERMISSION,
+    options.labels,
+  );
   const core = createTurnCore(
     {
-      workspace: options.dir,
+      workspace: options.placement.dir,
       redactor: options.redactor,
-      session: options.session,
-      continue: options.continue,
-      fork: options.fork,
+      session: options.session.id,
+      continue: options.session.continue,
+      fork: options.session.fork,
       maxOutputBytes: options.maxOutputBytes,
       maxLineBytes: options.maxLineBytes,
       includeRaw: options.includeRaw,
@@ -81,8 +87,8 @@ export async function executeTurn(
     const made = await unlessStopped(
       backend,
       control,
-      options.timeoutMs === null ? null : startedAt + options.timeoutMs,
-      options.timeoutMs ?? 0,
+      options.timeout === null ? null : startedAt + options.timeout.ms,
+      options.timeout,
     );
     // Stopped first: the turn says it started, and ends with the stop's class.
     if (made === null) announceTurn(options, core, null);
@@ -95,11 +101,11 @@ export async function executeTurn(
         // What the workspace holds before opencode starts, to tell what the turn changed in it.
         // Over ssh the workspace is on the host: the tools' own writes say what changed.
         const snapshot: WorkspaceSnapshot = made.remote
-          ? { dir: options.dir, skipped: `the workspace is on ${made.remote.host}` }
-          : takeWorkspaceSnapshot(options.dir);
+          ? { dir: options.placement.dir, skipped: `the workspace is on ${made.remote.host}` }
+          : takeWorkspaceSnapshot(options.placement.dir);
         // The workspace's links before a sandboxed turn: the ones the turn makes are checked after it.
-        const linksBefore = made.sandbox && !made.remote ? linksIn(options.dir) : null;
-        const deadline = options.timeoutMs === null ? null : startedAt + options.timeoutMs;
+        const linksBefore = made.sandbox && !made.remote ? linksIn(options.placement.dir) : null;
+        const deadline = options.timeout === null ? null : startedAt + options.timeout.ms;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
         problem = tried.problem;
@@ -125,7 +131,7 @@ export async function executeTurn(
         }
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
-        const outsideLinks = linksBefore ? removeOutsideLinks(options.dir, linksBefore) : [];
+        const outsideLinks = linksBefore ? removeOutsideLinks(options.placement.dir, linksBefore) : [];
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
         workspace = workspaceChangesSince(
           snapshot,
@@ -188,7 +194,7 @@ async function unlessStopped(
   backend: Backend | Promise<Backend>,
   control: TurnControl,
   deadline: number | null,
-  timeoutMs: number,
+  timeout: Limit | null,
 ): Promise<Backend | null> {
   if (control.reason) return null;
   let unsubscribe = () => {};
@@ -199,10 +205,7 @@ async function unlessStopped(
       resolve(null);
     });
     if (deadline !== null)
-      timer = setTimeout(
-        () => control.abort({ kind: "timeout", timeout: "turn", ms: timeoutMs }),
-        Math.max(0, deadline - Date.now()),
-      );
+      timer = setTimeout(() => control.abort(turnTimedOut(timeout)), Math.max(0, deadline - Date.now()));
   });
   try {
     return await Promise.race([backend, stopped]);

@@ -20,10 +20,10 @@ import { dropPatchBase, type PatchBase, takePatchBase } from "./workspace/turn-p
 export function announceTurn(options: ResolvedTurn, core: TurnCore, backend: Backend | null): void {
   core.started({
     opencode: backend?.opencode ?? { path: null, version: null },
-    cwd: backend?.remote ? (backend.remote.dir ?? "~") : options.dir,
+    cwd: backend?.remote ? (backend.remote.dir ?? "~") : options.placement.dir,
     model: options.model,
     agent: options.agent,
-    resume: options.session,
+    resume: options.session.id,
     ...(backend?.sandbox ? { sandbox: backend.sandbox } : {}),
   });
 }
@@ -43,8 +43,9 @@ export async function prepareTurn(
 > {
   const { labels } = options;
   announceTurn(options, core, backend);
-  const dirProblem = backend.remote ? null : notADirectory(options.dir);
-  if (dirProblem) return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.dir} ${dirProblem}` } };
+  const dirProblem = backend.remote ? null : notADirectory(options.placement.dir);
+  if (dirProblem)
+    return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.placement.dir} ${dirProblem}` } };
   if (backend.problem) return { problem: backend.problem };
   const checked = backend.check(options);
   for (const w of checked.warnings) core.normalizer.warning(w.code, w.message);
@@ -79,7 +80,7 @@ export async function prepareTurn(
     const input = await readTurnInput(options, core);
     // The workspace as it is before opencode starts, for --output-patch.
     if (options.outputPatch) {
-      const taken = takePatchBase(options.dir, options.outputPatch.exclude);
+      const taken = takePatchBase(options.placement.dir, options.outputPatch.exclude);
       if ("problem" in taken)
         return {
           problem: {
@@ -134,13 +135,13 @@ async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<Tur
   if (read.text.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");
   const policy = buildPolicy(options.allow, options.deny, options.labels);
   if (!policy) {
-    const invalid = invalidInheritedPolicy(options.env.OPENCODE_PERMISSION);
+    const invalid = invalidInheritedPolicy(options.placement.env.OPENCODE_PERMISSION);
     if (invalid) throw new ConfigError(invalid, "PermissionConfigError");
   }
   for (const w of policy?.warnings ?? []) core.normalizer.warning(w.code, w.message);
   return {
     prompt: options.outputSchema ? `${read.text}${schemaInstruction(options.outputSchema)}` : read.text,
-    title: options.title ?? (options.outputSchema ? titleFor(read.text) : null),
+    title: options.session.title ?? (options.outputSchema ? titleFor(read.text) : null),
     policy: policy?.value ?? null,
   };
 }

@@ -4,7 +4,7 @@
 // it found; it writes no shared state.
 
 import type { UpstreamSource } from "../domain/events/upstream-source.js";
-import { checkBudgets, turnBudgets, turnUse } from "../domain/outcome/budget.js";
+import { checkBudgets, turnUse } from "../domain/outcome/budget.js";
 import type { StopReason, TurnEnd } from "../domain/outcome/classify.js";
 import { errorText } from "../domain/outcome/errors.js";
 import { formatDuration } from "../kernel/duration.js";
@@ -46,7 +46,8 @@ export async function runSource(
 ): Promise<SourceRun> {
   const { normalizer } = core;
   const warned = new Set<"steps" | "tokens" | "cost_usd">();
-  const budgets = turnBudgets(options);
+  const budgets = options.budgets;
+  const limits = { turn: options.timeout, startup: options.placement.startupTimeout, idle: options.idleTimeout };
   let stopped: StopReason | null = null;
   let internalError: SourceRun["internalError"] = null;
   let sawJson = false;
@@ -66,12 +67,12 @@ export async function runSource(
   };
 
   const turnMs =
-    deadline === null || options.timeoutMs === null ? options.timeoutMs : Math.max(1, deadline - Date.now());
+    deadline === null || options.timeout === null ? (options.timeout?.ms ?? null) : Math.max(1, deadline - Date.now());
   const timers = new TurnTimers(
     {
       turnMs,
-      startupMs: options.startupTimeoutMs,
-      idleMs: options.idleTimeoutMs,
+      startupMs: limits.startup?.ms ?? null,
+      idleMs: limits.idle?.ms ?? null,
       idleFromFirstOutput: source.startsOpencode === true,
     },
     (kind, ms) => {
@@ -82,10 +83,16 @@ export async function runSource(
           kind: "retry_wait",
           cause: waiting.cause,
           waitMs: null,
-          limit: `${options.labels.idleTimeoutMs} ${formatDuration(ms, "exact")}`,
+          limit: `${limits.idle?.option} ${formatDuration(ms, "exact")}`,
         });
       // The turn's timeout is reported as the user set it, however much of it this source had left.
-      stop({ kind: "timeout", timeout: kind, ms: kind === "turn" ? (options.timeoutMs ?? ms) : ms });
+      const limit = limits[kind];
+      stop({
+        kind: "timeout",
+        timeout: kind,
+        ms: kind === "turn" ? (limit?.ms ?? ms) : ms,
+        ...(limit ? { option: limit.option } : {}),
+      });
     },
   );
 
@@ -171,14 +178,14 @@ function retryWaitTooLong(
       kind: "retry_wait",
       cause: waiting.cause,
       waitMs,
-      limit: `${options.labels.timeoutMs} ${formatDuration(options.timeoutMs ?? 0, "exact")}`,
+      limit: `${options.timeout?.option} ${formatDuration(options.timeout?.ms ?? 0, "exact")}`,
     };
-  if (options.retry > 0 && waitMs > options.retryMaxDelayMs)
+  if (options.retry > 0 && waitMs > options.retryMaxDelay.ms)
     return {
       kind: "retry_wait",
       cause: waiting.cause,
       waitMs,
-      limit: `${options.labels.retryMaxDelayMs} ${formatDuration(options.retryMaxDelayMs, "exact")}`,
+      limit: `${options.retryMaxDelay.option} ${formatDuration(options.retryMaxDelay.ms, "exact")}`,
     };
   return null;
 }

@@ -7,7 +7,7 @@
 
 import { type CheckFailure, classifyOutcome, type StopReason, type TurnEnd } from "../domain/outcome/classify.js";
 import type { ResultMeta } from "../domain/outcome/result.js";
-import type { ResolvedTurn } from "../plan/resolve-options.js";
+import { inSession, type ResolvedTurn, turnTimedOut } from "../plan/resolve-options.js";
 import { type Attempts, runAttempts } from "./attempts.js";
 import type { Backend, OpenedTurn, TurnInput } from "./backend.js";
 import type { TurnControl } from "./control.js";
@@ -63,10 +63,10 @@ export async function verifyRounds(
     for (const command of options.verify) {
       core.emit({ type: "verify.started", command, round });
       const { stop, ...run } = await runCheck(command, {
-        cwd: options.dir,
-        env: options.env,
+        cwd: options.placement.dir,
+        env: options.placement.env,
         // The turn's --timeout ends a check too (stopsOf), as a timeout of the turn.
-        timeoutMs: options.verifyTimeoutMs,
+        timeoutMs: options.verifyTimeout?.ms ?? null,
         killAfterMs: options.killAfterMs,
         redactor: options.redactor,
         ...(backend.wrapCommand ? { wrap: (c) => backend.wrapCommand!(c) } : {}),
@@ -93,7 +93,7 @@ export async function verifyRounds(
     const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId ?? core.normalizer.facts.logSessionId;
     if (round > options.verifyAttempts || sessionId === null || control.reason !== null)
       return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused }, tally);
-    const repairOptions = { ...options, session: sessionId, continue: false, fork: false, files: [], title: null };
+    const repairOptions = { ...inSession(options, sessionId), files: [] };
     const repairInput: TurnInput = {
       prompt: repairPrompt(failed, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
       title: null,
@@ -150,12 +150,7 @@ function stopsOf(
   const unsubscribe = control.subscribe(end);
   if (control.reason) end(control.reason);
   const timer =
-    deadline === null
-      ? null
-      : setTimeout(
-          () => end({ kind: "timeout", timeout: "turn", ms: options.timeoutMs ?? 0 }),
-          Math.max(0, deadline - Date.now()),
-        );
+    deadline === null ? null : setTimeout(() => end(turnTimedOut(options.timeout)), Math.max(0, deadline - Date.now()));
   return () => {
     unsubscribe();
     if (timer) clearTimeout(timer);

@@ -30,3 +30,6 @@ export function formatDuration(ms: number, precision: "exact" | "rounded" = "rou
   const seconds = Math.round(ms / 1000);
   return `${Math.floor(seconds / 60)}m${seconds % 60}s`;
 }
+
+/** A time limit as its caller set it: the milliseconds, and the option that set them (--timeout, timeoutMs). */
+export type Limit = { ms: number; option: string };

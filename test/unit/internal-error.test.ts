@@ -15,7 +15,7 @@ const executeTurn = (
   const { prompt, ...rest } = options;
   const resolved =
     typeof prompt === "string" ? resolveTurnOptions({ ...rest, prompt }) : resolveTurnOptions(rest, { prompt });
-  return execute(resolved, makeBackend(resolved), sink, control);
+  return execute(resolved, makeBackend(resolved.placement), sink, control);
 };
 
 import type { OcEvent } from "../../src/contract/schema.js";

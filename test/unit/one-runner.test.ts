@@ -47,7 +47,7 @@ function fakeBackend(tokensPerTurn = 100, costPerTurn = 0.1): Backend & { opened
     check: () => ({ problem: null, warnings: [] }),
     async open(turn, input) {
       opened.push(input.prompt);
-      const session = turn.session ?? `ses_${opened.length}`;
+      const session = turn.session.id ?? `ses_${opened.length}`;
       const source: UpstreamSource = {
         start(sink) {
           const done = (async () => {
@@ -80,7 +80,7 @@ describe("the rule for 0, on every path", () => {
     expect(() => resolveTurnOptions({ prompt: "x", maxTokens: 0 })).toThrow(/^maxTokens must be more than 0/);
     expect(() => resolveTurnOptions({ prompt: "x", maxCostUsd: 0 })).toThrow(/^maxCostUsd must be more than 0/);
     const off = resolveTurnOptions({ prompt: "x", timeoutMs: 0, idleTimeoutMs: 0, startupTimeoutMs: 0 });
-    expect([off.timeoutMs, off.idleTimeoutMs, off.startupTimeoutMs]).toEqual([null, null, null]);
+    expect([off.timeout, off.idleTimeout, off.placement.startupTimeout]).toEqual([null, null, null]);
   });
 
   it("the library: maxSteps 0 ends in a config_error result naming the option, before any backend", async () => {
@@ -125,7 +125,7 @@ describe("a task's limits are named by where they came from", () => {
   it("max_cost_usd when the line sets it, --task-max-cost-usd when the flag gave it", () => {
     const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_cost_usd":0.5}', '{"id":"b","prompt":"y"}'].join("\n"));
     const { run } = planTasks(tasks, { dir: process.cwd(), maxCostUsd: 1 }, BATCH_LABELS);
-    expect(run.map((t) => [t.task.id, t.options.maxCostUsd, t.options.labels.maxCostUsd])).toEqual([
+    expect(run.map((t) => [t.task.id, t.options.budgets.limits.cost_usd, t.options.budgets.names.cost_usd])).toEqual([
       ["a", 0.5, "max_cost_usd"],
       ["b", 1, "--task-max-cost-usd"],
     ]);
@@ -186,7 +186,7 @@ describe("a batch's sandbox policies: one server each", () => {
       [["batch-host", "pkg", []], ["c1"]],
     ]);
     const byId = new Map(here.run.map((t) => [t.task.id, t.options]));
-    expect(byId.get("here")).toMatchObject({ dir: join(ws, "sub"), files: [join(ws, "sub", "a.md")] });
+    expect(byId.get("here")).toMatchObject({ placement: { dir: join(ws, "sub") }, files: [join(ws, "sub", "a.md")] });
     expect(byId.get("a1")?.files).toEqual(["/srv/app/notes.md"]);
     rmSync(ws, { recursive: true });
   });

@@ -12,17 +12,21 @@ describe("resolveTurnOptions", () => {
   it("applies every default in one place", () => {
     const r = resolveTurnOptions({ prompt: "hi", env: {} });
     expect(r).toMatchObject({
-      opencode: null,
-      dir: resolve("."),
+      placement: {
+        opencode: null,
+        dir: resolve("."),
+        startupTimeout: { ms: DEFAULTS.startupTimeoutMs, option: "startupTimeoutMs" },
+      },
       model: null,
-      session: null,
-      continue: false,
+      session: { id: null, continue: false, fork: false, title: null, ephemeral: false },
       allow: [],
-      timeoutMs: null,
-      startupTimeoutMs: DEFAULTS.startupTimeoutMs,
-      idleTimeoutMs: null,
+      timeout: null,
+      idleTimeout: null,
       killAfterMs: DEFAULTS.killAfterMs,
-      maxSteps: null,
+      budgets: {
+        limits: { steps: null, tokens: null, cost_usd: null },
+        names: { steps: "maxSteps", tokens: "maxTokens", cost_usd: "maxCostUsd" },
+      },
       maxOutputBytes: DEFAULTS.maxOutputBytes,
       // Only when neither the caller nor opencode's log names the model.
       export: null,
@@ -32,9 +36,12 @@ describe("resolveTurnOptions", () => {
 
   it("reads oc-exec's environment: OC_EXEC_OPENCODE, OC_EXEC_EXPORT=0; an option wins", () => {
     const env = { OC_EXEC_OPENCODE: "/opt/opencode", OC_EXEC_EXPORT: "0" };
-    expect(resolveTurnOptions({ prompt: "x", env })).toMatchObject({ opencode: "/opt/opencode", export: false });
+    expect(resolveTurnOptions({ prompt: "x", env })).toMatchObject({
+      placement: { opencode: "/opt/opencode" },
+      export: false,
+    });
     expect(resolveTurnOptions({ prompt: "x", env, opencode: "/bin/oc", export: true })).toMatchObject({
-      opencode: "/bin/oc",
+      placement: { opencode: "/bin/oc" },
       export: true,
     });
     // Naming the model makes the export unnecessary.
@@ -51,10 +58,27 @@ describe("resolveTurnOptions", () => {
       outputLastMessage: "o.md",
     });
     expect(r).toMatchObject({
-      timeoutMs: null,
-      startupTimeoutMs: null,
+      timeout: null,
+      placement: { startupTimeout: null },
       files: [resolve("a.txt")],
       outputLastMessage: resolve("o.md"),
+    });
+  });
+
+  it("each limit carries the option that set it, as the caller named it", () => {
+    const r = resolveTurnOptions(
+      { prompt: "x", env: {}, timeoutMs: 90_000, idleTimeoutMs: 5000, maxSteps: 3, retry: 1 },
+      { labels: FLAG_LABELS },
+    );
+    expect([r.timeout, r.idleTimeout, r.placement.startupTimeout, r.retryMaxDelay]).toEqual([
+      { ms: 90_000, option: "--timeout" },
+      { ms: 5000, option: "--idle-timeout" },
+      { ms: DEFAULTS.startupTimeoutMs, option: "--startup-timeout" },
+      { ms: DEFAULTS.retryMaxDelayMs, option: "--retry-max-delay" },
+    ]);
+    expect(r.budgets).toEqual({
+      limits: { steps: 3, tokens: null, cost_usd: null },
+      names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
     });
   });
 

@@ -14,8 +14,8 @@ import { parseLogfmt, parseStderrLine } from "../../src/domain/events/stderr-lin
 import { deepMerge, mergeConfigContent } from "../../src/domain/opencode/config-content.js";
 import { locateOpencode, searchPath } from "../../src/domain/opencode/locate.js";
 import { buildPolicy, invalidInheritedPolicy, PERMISSION_KEYS } from "../../src/domain/opencode/permissions.js";
-import { checkBudgets as check, turnBudgets, turnUse } from "../../src/domain/outcome/budget.js";
-import { API_LABELS } from "../../src/domain/outcome/labels.js";
+import { checkBudgets as check, turnUse } from "../../src/domain/outcome/budget.js";
+import { API_LABELS, type OptionLabels } from "../../src/domain/outcome/labels.js";
 import { formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
 import { checkStructuredOutput, extractJson } from "../../src/engine/structured-output.js";
 import { splitCommand } from "../../src/kernel/command-words.js";
@@ -128,9 +128,21 @@ describe("budgets", () => {
   // One turn's view of the one checker: what the turn used, against its own limits.
   const checkBudgets = (
     f: Parameters<typeof turnUse>[0],
-    budgets: Parameters<typeof turnBudgets>[0],
+    budgets: { maxSteps: number | null; maxTokens: number | null; maxCostUsd: number | null; labels: OptionLabels },
     warned: Set<"steps" | "tokens" | "cost_usd">,
-  ) => check(turnUse(f), turnBudgets(budgets), warned);
+  ) =>
+    check(
+      turnUse(f),
+      {
+        limits: { steps: budgets.maxSteps, tokens: budgets.maxTokens, cost_usd: budgets.maxCostUsd },
+        names: {
+          steps: budgets.labels.maxSteps,
+          tokens: budgets.labels.maxTokens,
+          cost_usd: budgets.labels.maxCostUsd,
+        },
+      },
+      warned,
+    );
   const facts = () => new Normalizer({ workspace: "/w", session: null, maxOutputBytes: 10 }, () => {}).facts;
   it("warns once at 80% and stops past the limit; a step counts when it starts", () => {
     const f = facts();
@@ -143,7 +155,13 @@ describe("budgets", () => {
     });
     expect(checkBudgets(f, budgets, warned).warnings).toEqual([]);
     f.steps = 6;
-    expect(checkBudgets(f, budgets, warned).exceeded).toEqual({ kind: "budget", limit: "steps", max: 5, used: 6 });
+    expect(checkBudgets(f, budgets, warned).exceeded).toEqual({
+      kind: "budget",
+      limit: "steps",
+      max: 5,
+      used: 6,
+      option: "--max-steps",
+    });
   });
 
   it("tokens are input + output + reasoning; cost is compared at 1e-8", () => {
@@ -151,7 +169,7 @@ describe("budgets", () => {
     f.usage = { input: 100, output: 50, reasoning: 10, cache_read: 1000, cache_write: 0, total: 1160 };
     f.costUsd = 0.1 + 0.2;
     const check = checkBudgets(f, { maxSteps: null, maxTokens: 159, maxCostUsd: 0.3, labels: API_LABELS }, new Set());
-    expect(check.exceeded).toEqual({ kind: "budget", limit: "tokens", max: 159, used: 160 });
+    expect(check.exceeded).toEqual({ kind: "budget", limit: "tokens", max: 159, used: 160, option: "maxTokens" });
     expect(check.warnings).toEqual([
       { code: "budget_warning", message: "maxCostUsd 0.3: 0.3 used, 100% of the limit" },
     ]);

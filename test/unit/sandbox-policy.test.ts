@@ -447,15 +447,15 @@ describe("the environment inside the sandbox", () => {
 describe("sandbox options: one rule for flags that would do nothing", () => {
   const resolve = (options: Parameters<typeof resolveTurnOptions>[0]) => () => resolveTurnOptions(options);
   it("the mode from the option, else OC_EXEC_SANDBOX; a mode it does not know is a usage error", () => {
-    expect(resolveTurnOptions({ env: {} }).sandbox).toBeNull();
-    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" } }).sandbox).toEqual({
+    expect(resolveTurnOptions({ env: {} }).placement.sandbox).toBeNull();
+    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" } }).placement.sandbox).toEqual({
       mode: "read-only",
       writable: [],
       readable: [],
       allowHosts: [],
       passEnv: [],
     });
-    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" }, sandbox: "off" }).sandbox).toBeNull();
+    expect(resolveTurnOptions({ env: { OC_EXEC_SANDBOX: "read-only" }, sandbox: "off" }).placement.sandbox).toBeNull();
     expect(resolve({ env: { OC_EXEC_SANDBOX: "strict" } })).toThrow(
       'OC_EXEC_SANDBOX takes off, read-only, workspace-write, not "strict"',
     );
@@ -470,9 +470,9 @@ describe("sandbox options: one rule for flags that would do nothing", () => {
       "writable needs sandbox workspace-write: read-only writes nowhere",
     );
     // On a server, its backend compares the sandbox asked with the server's (below).
-    expect(resolveTurnOptions({ env: {}, sandbox: "read-only", attach: "http://127.0.0.1:4096" }).sandbox?.mode).toBe(
-      "read-only",
-    );
+    expect(
+      resolveTurnOptions({ env: {}, sandbox: "read-only", attach: "http://127.0.0.1:4096" }).placement.sandbox?.mode,
+    ).toBe("read-only");
     expect(resolve({ env: {}, sandbox: "workspace-write", allowHosts: ["http://x"] })).toThrow(
       'allowHosts takes HOST or HOST:PORT, not "http://x"',
     );
@@ -502,8 +502,8 @@ describe("--writable never hands the agent what runs outside the sandbox later",
   });
   it("a cache or a directory beside them is fine", () => {
     expect(
-      resolveTurnOptions({ env, sandbox: "workspace-write", writable: ["/home/ci/.cache/npm", "/srv/out"] }).sandbox
-        ?.writable,
+      resolveTurnOptions({ env, sandbox: "workspace-write", writable: ["/home/ci/.cache/npm", "/srv/out"] }).placement
+        .sandbox?.writable,
     ).toEqual(["/home/ci/.cache/npm", "/srv/out"]);
   });
 });

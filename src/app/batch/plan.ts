@@ -119,10 +119,10 @@ export function planTasks(
       );
       // A workspace that is not there fails every turn in it: found now, before anything is paid for
       // (one on another host is checked there, when its server starts).
-      const missing = options.ssh ? null : notADirectory(options.dir);
-      if (missing) throw new ConfigError(`${options.labels.dir} ${options.dir} ${missing}`);
+      const missing = options.placement.ssh ? null : notADirectory(options.placement.dir);
+      if (missing) throw new ConfigError(`${options.labels.dir} ${options.placement.dir} ${missing}`);
       // So is a file the task attaches (a turn would find it only when its turn came).
-      for (const path of options.ssh ? [] : options.files) {
+      for (const path of options.placement.ssh ? [] : options.files) {
         const absent = notAFile(path);
         if (absent) throw new ConfigError(`${options.labels.files} ${path} ${absent}`);
       }
@@ -167,8 +167,8 @@ export type ServerGroup = {
 export function serverGroups(run: PlannedTask[]): ServerGroup[] {
   const groups = new Map<string, ServerGroup>();
   for (const planned of run) {
-    const spec = planned.options.sandbox;
-    const ssh = planned.options.ssh;
+    const spec = planned.options.placement.sandbox;
+    const ssh = planned.options.placement.ssh;
     const key = JSON.stringify([
       spec
         ? [

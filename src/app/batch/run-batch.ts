@@ -51,7 +51,7 @@ export async function runBatch(plan: BatchPlan, hooks: BatchHooks, control: Turn
   }
   const jobs = plan.run.map(({ task, options, backend }): TurnJob & { task: Task } => ({
     task,
-    cwd: options.dir,
+    cwd: options.placement.dir,
     ...(backend ? { backend } : {}),
     options: () => options,
     mark: (event) =>

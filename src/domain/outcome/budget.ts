@@ -9,8 +9,6 @@ import type { BudgetLimit, StopReason } from "./classify.js";
 
 export type { BudgetLimit };
 
-import { BUDGET_OPTION, type OptionLabels } from "./labels.js";
-
 /** What a budget counts, whatever the scope. */
 export type BudgetUse = Record<BudgetLimit, number>;
 
@@ -40,7 +38,8 @@ export function checkBudgets(used: BudgetUse, budgets: Budgets, warned: Set<Budg
     const max = budgets.limits[limit];
     if (max === null) continue;
     const value = used[limit];
-    if (value > max && out.exceeded === null) out.exceeded = { kind: "budget", limit, max, used: value };
+    if (value > max && out.exceeded === null)
+      out.exceeded = { kind: "budget", limit, max, used: value, option: budgets.names[limit] };
     else if (value >= max * WARN_FRACTION && !warned.has(limit)) {
       warned.add(limit);
       out.warnings.push({
@@ -57,19 +56,4 @@ export const turnUse = (facts: Pick<TurnFacts, "steps" | "usage" | "costUsd">): 
   steps: facts.steps,
   tokens: budgetTokens(facts.usage),
   cost_usd: budgetCost(facts.costUsd),
-});
-
-/** A turn's own budgets, named as its caller names the options. */
-export const turnBudgets = (options: {
-  maxSteps: number | null;
-  maxTokens: number | null;
-  maxCostUsd: number | null;
-  labels: OptionLabels;
-}): Budgets => ({
-  limits: { steps: options.maxSteps, tokens: options.maxTokens, cost_usd: options.maxCostUsd },
-  names: {
-    steps: options.labels[BUDGET_OPTION.steps],
-    tokens: options.labels[BUDGET_OPTION.tokens],
-    cost_usd: options.labels[BUDGET_OPTION.cost_usd],
-  },
 });

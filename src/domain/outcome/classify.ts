@@ -21,8 +21,9 @@ export type WholeLimit = { option: string; scope: "batch" | "conversation" };
 export type StopReason =
   | { kind: "interrupted"; signal: string }
   | { kind: "terminated"; signal: string }
-  | { kind: "timeout"; timeout: TimeoutKind; ms: number; whole?: WholeLimit }
-  | { kind: "budget"; limit: BudgetLimit; max: number; used: number; whole?: WholeLimit }
+  /** `option`: the option that set it, as the caller named it (--idle-timeout, idleTimeoutMs). */
+  | { kind: "timeout"; timeout: TimeoutKind; ms: number; option?: string; whole?: WholeLimit }
+  | { kind: "budget"; limit: BudgetLimit; max: number; used: number; option?: string; whole?: WholeLimit }
   | { kind: "broken_pipe" }
   /** oc-exec hit a bug while the turn ran; TurnEnd.internalError says which. */
   | { kind: "internal" }
@@ -156,7 +157,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
           "TimeoutError",
           end.stop.whole
             ? `the ${end.stop.whole.scope}'s timeout (${end.stop.whole.option}) of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`
-            : `${TIMEOUT_WHAT[end.stop.timeout](labels[TIMEOUT_OPTION[end.stop.timeout]], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
+            : `${TIMEOUT_WHAT[end.stop.timeout](end.stop.option ?? labels[TIMEOUT_OPTION[end.stop.timeout]], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
@@ -165,12 +166,12 @@ const CHECKS: Record<OutcomeClass, Check> = {
   ),
   budget_exceeded: stopCheck("budget", (_f, end, labels) => {
     if (end.stop?.kind !== "budget") return undefined;
-    const { limit, max, used, whole } = end.stop;
+    const { limit, max, used, whole, option } = end.stop;
     return detail(
       "BudgetExceeded",
       whole
         ? `the ${whole.scope}'s ${whole.option} ${max} was crossed: the ${whole.scope} used ${used}; oc-exec stopped this turn`
-        : `${labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
+        : `${option ?? labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
       {
         budget: { limit, max, used },
       },

@@ -11,18 +11,12 @@ import { searchPath } from "../../domain/opencode/locate.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import type { AcpSpec } from "../../plan/acp-spec.js";
+import type { Placement } from "../../plan/placement.js";
 import { ownTempDir } from "../../sys/own-temp.js";
 import { acpSource } from "./acp-source.js";
 
-export type AcpBackendSpec = {
-  acp: AcpSpec;
-  /** With `opencode`: the binary asked for (--opencode), else the usual search. */
-  opencode: string | null;
-  env: NodeJS.ProcessEnv;
-  /** How the caller named --acp, for messages. */
-  label: string;
-  signal?: AbortSignal;
-};
+/** `opencode`: with the built-in `opencode`, the binary asked for (--opencode), else the usual search. */
+export type AcpBackendSpec = Pick<Placement, "opencode" | "env" | "names"> & { acp: AcpSpec; signal?: AbortSignal };
 
 export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   let argv = spec.acp.argv;
@@ -44,11 +38,11 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     if (found === null)
       problem = {
         name: "AcpAgentNotFound",
-        message: `${spec.label} ${spec.acp.name}: ${command} is not on PATH; install the agent (its ACP command is ${argv.join(" ")}), or give its command line`,
+        message: `${spec.names.acp} ${spec.acp.name}: ${command} is not on PATH; install the agent (its ACP command is ${argv.join(" ")}), or give its command line`,
       };
     else argv = [isAbsolute(found) ? found : command!, ...argv.slice(1)];
   }
-  const shown = `${spec.label} ${spec.acp.name}`;
+  const shown = `${spec.names.acp} ${spec.acp.name}`;
   // The agent and its tools get a TMPDIR of the run's own, removed at close: opencode leaves a
   // 5.5 MB native library in TMPDIR at every start (as under `opencode run`, process-backend.ts).
   let tmp: string | null = null;
@@ -66,11 +60,11 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     check(turn) {
       // What ACP has no way to say yet: the session to resume and the variant are opencode run's.
       const unsupported = [
-        turn.session !== null || turn.continue ? `${turn.labels.session}/${turn.labels.continue}` : null,
-        turn.fork ? turn.labels.fork : null,
+        turn.session.id !== null || turn.session.continue ? `${turn.labels.session}/${turn.labels.continue}` : null,
+        turn.session.fork ? turn.labels.fork : null,
         turn.variant !== null ? "--variant" : null,
         turn.files.length > 0 ? turn.labels.files : null,
-        turn.ephemeral ? "--ephemeral" : null,
+        turn.session.ephemeral ? "--ephemeral" : null,
       ].filter((x): x is string => x !== null);
       return {
         warnings,
@@ -85,20 +79,22 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     },
     async open(turn, input) {
       if (problem || argv === null) return { problem: problem! };
-      if (isOpencode && "problem" in turn.opencodeConfig) return { problem: turn.opencodeConfig.problem };
+      if (isOpencode && "problem" in turn.placement.opencodeConfig)
+        return { problem: turn.placement.opencodeConfig.problem };
       // opencode reads the policy and the extra configuration from its environment, as under `run`.
       const env = isOpencode
-        ? buildEnv(turn.env, {
+        ? buildEnv(turn.placement.env, {
             permission: input.policy,
-            configContent: "content" in turn.opencodeConfig ? turn.opencodeConfig.content : undefined,
+            configContent:
+              "content" in turn.placement.opencodeConfig ? turn.placement.opencodeConfig.content : undefined,
           })
-        : buildEnv(turn.env);
+        : buildEnv(turn.placement.env);
       return {
         source: acpSource({
           file: argv[0]!,
           args: argv.slice(1),
-          env: { ...env, PWD: turn.dir, TMPDIR: ownTmp(turn.env) },
-          cwd: turn.dir,
+          env: { ...env, PWD: turn.placement.dir, TMPDIR: ownTmp(turn.placement.env) },
+          cwd: turn.placement.dir,
           prompt: input.prompt,
           model: turn.model,
           auto: turn.auto,

@@ -1,6 +1,7 @@
 // The `opencode run` backend: one process per turn. Made once per run: the binary is located and
 // its version and flags learned once, however many turns follow. Each turn gets its invocation
 // (argv, environment, stdin) and its session operations (`opencode export`, `session delete`).
+
 import { rmSync } from "node:fs";
 import { splitterOptions } from "../../domain/events/split-options.js";
 import { ensureOpencode, untestedWarning } from "../../domain/opencode/ensure.js";
@@ -9,6 +10,7 @@ import { opencodeStateProblem } from "../../domain/opencode/state-dirs.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import { DEFAULTS } from "../../plan/options.js";
+import { runFields } from "../../plan/run-fields.js";
 import { ownTempDir } from "../../sys/own-temp.js";
 import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { processSource } from "./process-source.js";
@@ -57,9 +59,9 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         }),
     problem,
     check(turn) {
-      const missing = detected ? unsupportedFlags(turn, detected.features) : [];
+      const missing = detected ? unsupportedFlags(runFields(turn), detected.features) : [];
       // In a sandbox opencode's state is the sandbox's own (private-state.ts): nothing to check here.
-      const unwritable = sandbox ? null : opencodeStateProblem(turn.env);
+      const unwritable = sandbox ? null : opencodeStateProblem(turn.placement.env);
       return {
         warnings,
         problem:
@@ -72,16 +74,16 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
     },
     async open(turn, input) {
       if (!ok || !detected) return { problem: problem! };
-      if ("problem" in turn.opencodeConfig) return { problem: turn.opencodeConfig.problem };
+      if ("problem" in turn.placement.opencodeConfig) return { problem: turn.placement.opencodeConfig.problem };
       const invocation = buildInvocation({
-        ...turn,
+        ...runFields(turn),
         binary: ok.binary.path,
-        workspace: turn.dir,
+        workspace: turn.placement.dir,
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
-        configContent: turn.opencodeConfig.content,
-        baseEnv: sandbox ? turn.env : { ...turn.env, TMPDIR: ownTmp(turn.env) },
+        configContent: turn.placement.opencodeConfig.content,
+        baseEnv: sandbox ? turn.placement.env : { ...turn.placement.env, TMPDIR: ownTmp(turn.placement.env) },
         features: detected.features,
       });
       // One id per turn: the proxy's refusals are kept under it.
@@ -96,7 +98,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       // A mistyped --agent made opencode fall back to its default agent, which may write files, with
       // only a warning: checked before the turn, once per workspace and configuration of the run.
       if (turn.agent !== null) {
-        const key = `${invocation.cwd}\0${turn.opencodeConfig.content ?? ""}`;
+        const key = `${invocation.cwd}\0${turn.placement.opencodeConfig.content ?? ""}`;
         const known = agents.get(key) ?? listAgents(ctx);
         agents.set(key, known);
         const listed = await known;

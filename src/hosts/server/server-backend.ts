@@ -94,8 +94,8 @@ const MIME: Record<string, string> = {
 /** What cannot reach a server another process started: per-turn opencode config and plugins. */
 function runOnlyFlags(turn: ResolvedTurn): string[] {
   const refused: string[] = [];
-  if (turn.config.length > 0) refused.push(turn.labels.config);
-  if (turn.pure) refused.push(turn.labels.pure);
+  if (turn.placement.config.length > 0) refused.push(turn.labels.config);
+  if (turn.placement.pure) refused.push(turn.labels.pure);
   return refused;
 }
 
@@ -175,13 +175,15 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     problem: null,
     check(turn) {
       const refused = runOnlyFlags(turn);
-      const sandbox = turn.sandbox ? serverSandboxProblem(turn.sandbox, managed?.sandbox ?? null, client.shown) : null;
+      const sandbox = turn.placement.sandbox
+        ? serverSandboxProblem(turn.placement.sandbox, managed?.sandbox ?? null, client.shown)
+        : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
       // Every turn: opencode loads a directory's plugins and tools when it first serves it, and an
       // earlier turn's agent may have written some into a subdirectory (hosts/sandbox/workspace-code.ts).
       if (managed?.sandbox && managed.sandbox.project_config !== false) {
-        const what = `the sandboxed server at ${client.shown} cannot serve ${turn.dir}`;
-        const shipped = workspaceCodeProblem(turn.dir, turn.env, what);
+        const what = `the sandboxed server at ${client.shown} cannot serve ${turn.placement.dir}`;
+        const shipped = workspaceCodeProblem(turn.placement.dir, turn.placement.env, what);
         if (shipped) return { warnings, problem: { name: "SandboxWorkspaceCode", message: shipped } };
       }
       // A server an older release started on another host: its record does not say how to get there.
@@ -218,7 +220,9 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const client = currentClient(turn.redactor);
       // The policy reaches the server as the session's rules; OPENCODE_PERMISSION does too, since the
       // server cannot see this process's environment.
-      const inherited = turn.env.OPENCODE_PERMISSION ? safeJson(turn.env.OPENCODE_PERMISSION) : null;
+      const inherited = turn.placement.env.OPENCODE_PERMISSION
+        ? safeJson(turn.placement.env.OPENCODE_PERMISSION)
+        : null;
       // Nobody can answer the question tool in a headless turn, so it is not offered; a rule of the
       // caller's that allows it comes later and wins (opencode applies the last matching rule).
       const rules: PermissionRule[] = [
@@ -228,15 +232,15 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       // provider/model: the resolver refused any other shape.
       const slash = turn.model?.indexOf("/") ?? -1;
       // A server on another host serves its own directory there; this machine's paths mean nothing to it.
-      const directory = managed?.ssh ? managed.dir : turn.dir;
+      const directory = managed?.ssh ? managed.dir : turn.placement.dir;
       let sessionId: string | null = null;
       try {
         sessionId = await resolveSession(client, turn, directory, rules, input.title ?? titleFor(input.prompt));
       } catch (error) {
         if (!(error instanceof ServerError)) throw error;
-        if (error.kind === "http" && error.status === 404 && turn.session)
+        if (error.kind === "http" && error.status === 404 && turn.session.id)
           return {
-            problem: { name: "SessionNotFound", message: `Session not found: ${turn.session} (on ${client.shown})` },
+            problem: { name: "SessionNotFound", message: `Session not found: ${turn.session.id} (on ${client.shown})` },
           };
         return { problem: { name: SERVER_ERROR_NAMES[error.kind], message: error.message } };
       }
@@ -328,13 +332,13 @@ async function resolveSession(
   title: string,
 ): Promise<string | null> {
   let resumed: string | null = null;
-  if (turn.session) resumed = (await client.getSession(directory, turn.session)).id;
-  else if (turn.continue) resumed = (await client.listSessions(directory))[0]?.id ?? null;
+  if (turn.session.id) resumed = (await client.getSession(directory, turn.session.id)).id;
+  else if (turn.session.continue) resumed = (await client.listSessions(directory))[0]?.id ?? null;
   if (resumed === null) {
-    if (turn.session || turn.continue) return null;
+    if (turn.session.id || turn.session.continue) return null;
     return (await client.createSession(directory, { title, permission: rules })).id;
   }
-  const id = turn.fork ? (await client.forkSession(directory, resumed)).id : resumed;
+  const id = turn.session.fork ? (await client.forkSession(directory, resumed)).id : resumed;
   await client.updateSession(directory, id, { permission: rules });
   return id;
 }

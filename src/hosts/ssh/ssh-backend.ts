@@ -3,6 +3,7 @@
 // opencode's version learned over it. Each turn is `ssh … sh -c SCRIPT` (remote-script.ts), with
 // the environment oc-exec sets, the arguments and the prompt on stdin. The workspace is on the
 // host: oc-exec checks nothing of it here and reports changes from the tools' own writes.
+
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { splitterOptions } from "../../domain/events/split-options.js";
@@ -13,6 +14,7 @@ import { cachedRemote, rememberRemote } from "../../domain/opencode/version.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem } from "../../kernel/problem.js";
 import { DEFAULTS } from "../../plan/options.js";
+import { runFields } from "../../plan/run-fields.js";
 import { hostOf, type SshSpec } from "../../plan/ssh-spec.js";
 import { parseExport } from "../process/session-commands.js";
 import { makeControlDir, SSH, startMaster } from "./master.js";
@@ -109,7 +111,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     problem,
     close,
     check(turn) {
-      const missing = unsupportedFlags(turn, features);
+      const missing = unsupportedFlags(runFields(turn), features);
       return {
         warnings:
           version !== null && knownFeatures(version) === null
@@ -134,20 +136,20 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
       return remoteCheck(launchSpec(DEFAULTS.killAfterMs), command);
     },
     async open(turn, input) {
-      const { opencodeConfig } = turn;
+      const { opencodeConfig } = turn.placement;
       if ("problem" in opencodeConfig) return { problem: opencodeConfig.problem };
       if (problem) return { problem };
       // The remote script changes to --dir first: opencode's workspace is then where it runs.
       const workspace = ".";
       const built = buildInvocation({
-        ...turn,
+        ...runFields(turn),
         binary,
         workspace,
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
         configContent: opencodeConfig.content,
-        baseEnv: turn.env,
+        baseEnv: turn.placement.env,
         features,
       });
       const invocation: Invocation = {
@@ -155,7 +157,7 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
           launchSpec(turn.killAfterMs),
           { file: built.file, args: built.args, env: built.env },
           built.input,
-          turn.env,
+          turn.placement.env,
         ),
         cwd: process.cwd(),
       };

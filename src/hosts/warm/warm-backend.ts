@@ -7,10 +7,9 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { ensureOpencode } from "../../domain/opencode/ensure.js";
-import type { OptionLabels } from "../../domain/outcome/labels.js";
 import type { Backend } from "../../engine/backend.js";
 import { ownPackage } from "../../kernel/package-root.js";
-import type { ResolvedTurn } from "../../plan/resolve-options.js";
+import type { Placement } from "../../plan/placement.js";
 import { isAlive } from "../../sys/pids.js";
 import { liveServers, startServer } from "../server/managed.js";
 import { registryDir } from "../server/registry.js";
@@ -18,19 +17,16 @@ import { makeServerBackend } from "../server/server-backend.js";
 import { serverEnvironment, warmKey } from "./warm-key.js";
 
 export type WarmSpec = Pick<
-  ResolvedTurn,
-  "opencode" | "env" | "dir" | "config" | "opencodeConfig" | "pure" | "ssh" | "sandbox" | "model" | "fallbackModel"
-> & {
-  warmIdleMs: number;
-  labels: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh">;
-};
+  Placement,
+  "opencode" | "env" | "dir" | "opencodeConfig" | "pure" | "ssh" | "sandbox" | "models" | "warmIdleMs" | "names"
+>;
 
 const START_TIMEOUT_MS = 60_000;
 
 /** Why this turn cannot run on a warm server, or null when it can. */
 function coldReason(spec: WarmSpec): string | null {
-  if (spec.ssh) return `${spec.labels.ssh} runs the turn on another host`;
-  if (spec.pure) return `${spec.labels.pure} cannot apply to a server's plugins`;
+  if (spec.ssh) return `${spec.names.ssh} runs the turn on another host`;
+  if (spec.pure) return `${spec.names.pure} cannot apply to a server's plugins`;
   return null;
 }
 
@@ -109,7 +105,7 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
   const { binary, detected } = local;
   if ("problem" in spec.opencodeConfig) return makeCold();
   const configContent = spec.opencodeConfig.content;
-  const models = [spec.model, ...(spec.fallbackModel ? [spec.fallbackModel] : [])];
+  const models = [spec.models.model, ...(spec.models.fallback ? [spec.models.fallback] : [])];
   const fit = {
     dir: spec.dir,
     binary: binary.path,
@@ -139,7 +135,7 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
     spec.env,
   );
   if ("problem" in found) return cold(await makeCold(), `the warm server did not start: ${found.problem}`);
-  const server = await makeServerBackend({ attach: found.url, label: spec.labels.attach, env: spec.env });
+  const server = await makeServerBackend({ attach: found.url, label: spec.names.attach, env: spec.env });
   // The server was started with this turn's configuration: --config and --mcp are already in it.
-  return { ...server, check: (turn) => server.check({ ...turn, config: [] }) };
+  return { ...server, check: (turn) => server.check({ ...turn, placement: { ...turn.placement, config: [] } }) };
 }
