@@ -93,18 +93,19 @@ export async function runTurns<J extends TurnJob>(
     const { exceeded } = checkBudgets(used, limits.budgets, warned);
     if (exceeded) stop({ ...exceeded, whole: { option: limits.budgets.names[exceeded.limit], scope: limits.scope } });
   };
+  const { timeout } = limits;
   const timer =
-    limits.timeoutMs === null
+    timeout === null
       ? null
       : setTimeout(
           () =>
             stop({
               kind: "timeout",
               timeout: "turn",
-              ms: limits.timeoutMs!,
-              whole: { option: limits.timeoutName, scope: limits.scope },
+              ms: timeout.ms,
+              whole: { option: timeout.option, scope: limits.scope },
             }),
-          limits.timeoutMs,
+          timeout.ms,
         );
   const unsubscribe = control.subscribe(stop);
   if (control.reason) stop(control.reason);

@@ -286,9 +286,8 @@ const limitOf = (ms: number | null, option: string): Limit | null => (ms === nul
 export type WholeLimits = {
   scope: "batch" | "conversation";
   budgets: Budgets;
-  timeoutMs: number | null;
-  /** What the caller calls the whole timeout (--timeout). */
-  timeoutName: string;
+  /** The whole's timeout, named as the caller names it (--timeout). */
+  timeout: Limit | null;
 };
 
 /** A batch's or conversation's own limits, by the same rule as a turn's, named as the caller names them. */
@@ -307,7 +306,6 @@ export function resolveWholeLimits(
       },
       names: { steps: names.steps, tokens: names.tokens, cost_usd: names.cost_usd },
     },
-    timeoutMs: checkers(names.timeout).duration(given.timeoutMs ?? 0),
-    timeoutName: names.timeout,
+    timeout: limitOf(checkers(names.timeout).duration(given.timeoutMs ?? 0), names.timeout),
   };
 }

@@ -115,9 +115,9 @@ describe("the rule for 0, on every path", () => {
         limits: { steps: null, tokens: 5, cost_usd: null },
         names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
       },
-      timeoutMs: null,
-      timeoutName: "--timeout",
+      timeout: null,
     });
+    expect(resolveWholeLimits("batch", { timeoutMs: 5000 }, NAMES).timeout).toEqual({ ms: 5000, option: "--timeout" });
   });
 });
 
