@@ -12,9 +12,10 @@ import { parseArgs } from "node:util";
 import { EXIT_CODES, type OutcomeClass } from "../src/contract/exit-codes.js";
 import { TESTED_VERSIONS } from "../src/domain/opencode/features.js";
 import { makeHermeticHome, providerConfig } from "../src/domain/scripted/hermetic-home.js";
-import { scriptedReply, startModelServer } from "../src/domain/scripted/model-server.js";
+import { startModelServer } from "../src/domain/scripted/model-server.js";
 import { parseLines } from "../test/support/run-cli.js";
 import { closedPort, SCENARIOS } from "../test/support/scenarios.js";
+import { testReply } from "../test/support/test-scripts.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const { values } = parseArgs({
@@ -42,7 +43,7 @@ type Cell = { ok: boolean; text: string };
 
 async function runScenario(binary: string, name: string): Promise<Cell> {
   const scenario = SCENARIOS[name]!;
-  const server = await startModelServer(scenario.script ?? scriptedReply);
+  const server = await startModelServer(scenario.script ?? testReply);
   const home = makeHermeticHome(server.url);
   try {
     for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {}))

@@ -6,8 +6,9 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { makeHermeticHome } from "../src/domain/scripted/hermetic-home.js";
 import { startModelServer } from "../src/domain/scripted/model-server.js";
+import { testReply } from "../test/support/test-scripts.js";
 
-const server = await startModelServer();
+const server = await startModelServer(testReply);
 const home = makeHermeticHome(server.url);
 const bin = fileURLToPath(new URL("../bin/oc-exec.js", import.meta.url));
 const args = process.argv.slice(2);

@@ -15,8 +15,9 @@ import { buildArgs } from "../src/domain/opencode/invocation.js";
 import { bundledBinary } from "../src/domain/opencode/locate.js";
 import { detectOpencode } from "../src/domain/opencode/version.js";
 import { makeHermeticHome, providerConfig } from "../src/domain/scripted/hermetic-home.js";
-import { scriptedReply, startModelServer } from "../src/domain/scripted/model-server.js";
+import { startModelServer } from "../src/domain/scripted/model-server.js";
 import { closedPort, SCENARIOS, type Scenario } from "../test/support/scenarios.js";
+import { testReply } from "../test/support/test-scripts.js";
 
 async function record(
   binary: string,
@@ -26,7 +27,7 @@ async function record(
   scenario: Scenario,
   outRoot: string,
 ): Promise<void> {
-  const server = await startModelServer(scenario.script ?? scriptedReply);
+  const server = await startModelServer(scenario.script ?? testReply);
   const home = makeHermeticHome(server.url);
   try {
     for (const [file, content] of Object.entries(scenario.workspaceFiles ?? {}))

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeHermeticHome } from "../src/domain/scripted/hermetic-home.js";
 import { startModelServer } from "../src/domain/scripted/model-server.js";
+import { testReply } from "../test/support/test-scripts.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const BIN = join(ROOT, "bin", "oc-exec.js");
@@ -30,7 +31,7 @@ const SCENARIOS: Record<string, { args: string[]; env?: Record<string, string> }
   "unknown-model": { args: ["-m", "fake/nope", "scenario:plain"] },
 };
 
-const server = await startModelServer();
+const server = await startModelServer(testReply);
 const home = makeHermeticHome(server.url, "oc-exec-server-fixture-");
 // Asynchronous: the scripted model server answers from this very process.
 const run = (args: string[], env: Record<string, string> = {}) =>

@@ -16,6 +16,7 @@ import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { descendants, peakRss } from "../support/procs.js";
 import { startSshServer } from "../support/ssh-server.js";
+import { testReply } from "../support/test-scripts.js";
 import { keyedProvider, tlsFront } from "../support/tls-front.js";
 import { writeCorpus } from "./corpus.js";
 
@@ -159,7 +160,7 @@ async function settle(pids: number[]): Promise<number> {
 }
 
 async function overhead(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const opencode = bundledBinary()!.path;
   const prompt = "scenario:tool run echo";
@@ -436,7 +437,7 @@ function rssNow(pid: number): number {
  * each warm tool turn includes a live permission answer (--auto).
  */
 async function warm(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const opencode = bundledBinary()!.path;
   const env = { ...home.env };
@@ -512,7 +513,7 @@ async function warm(): Promise<void> {
  * The batch's peak RSS is oc-exec's and the server's together, sampled every 10 ms.
  */
 async function batchBench(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const opencode = bundledBinary()!.path;
   const env = { ...home.env };
@@ -590,7 +591,7 @@ async function batchBench(): Promise<void> {
  * (the namespace, the proxy hop for every model call, its ripgrep scan for protected files) count.
  */
 async function sandboxBench(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const env = { ...home.env };
   const turn = (turnEnv: NodeJS.ProcessEnv) => (sandboxed: boolean) =>
@@ -713,7 +714,7 @@ async function sandboxBench(): Promise<void> {
  * once) against the same turn without them, alternating: what being ready to retry and check costs.
  */
 async function retryBench(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const env = { ...home.env };
   const turn = (armed: boolean) =>
@@ -740,7 +741,7 @@ async function retryBench(): Promise<void> {
  * memory after the loop is reported, and it is stopped afterwards.
  */
 async function warmLoopBench(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const turns = 10;
   const loop = async (warm: boolean) => {
@@ -792,7 +793,7 @@ async function warmLoopBench(): Promise<void> {
 }
 
 async function sshBench(): Promise<void> {
-  const server = await startModelServer();
+  const server = await startModelServer(testReply);
   const home = makeHermeticHome(server.url);
   const ssh = await startSshServer(server.url);
   const env = { ...home.env };

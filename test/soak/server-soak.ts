@@ -20,6 +20,7 @@ import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/domain/scripted/model-server.js";
 import { descendants, isAlive } from "../support/procs.js";
+import { testReply } from "../support/test-scripts.js";
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +33,7 @@ const TURNS = Number(values.turns);
 const BIN = fileURLToPath(new URL("../../bin/oc-exec.js", import.meta.url));
 const WARM_UP = 20;
 
-const model = await startModelServer();
+const model = await startModelServer(testReply);
 const home = makeHermeticHome(model.url, "oc-exec-soak-");
 const env = { ...home.env, OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) };
 

