@@ -11,16 +11,14 @@ import { readFileSync, realpathSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
-import { planTasks, retries, type ServerGroup, serverGroups } from "../app/batch/plan.js";
+import { planTasks, retries, serverGroups } from "../app/batch/plan.js";
 import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
-import type { PlannedTask } from "../app/batch/run-batch.js";
 import { runBatch } from "../app/batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
 import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
 import { rehearsalRefused } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
-import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { splitList } from "../domain/opencode/permissions.js";
 import { bugMessage, ConfigError, errorText } from "../domain/outcome/errors.js";
 import { capProblems, printable } from "../domain/output/printable.js";
@@ -28,10 +26,7 @@ import { createStdoutWriter } from "../domain/output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../domain/progress/batch-progress.js";
 import { writeBatchStepSummary } from "../domain/progress/step-summary.js";
 import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
-import type { Backend } from "../engine/backend.js";
-import { makeBackend } from "../hosts/make-backend.js";
-import { startServer, stopServer } from "../hosts/server/managed.js";
-import type { ManagedServer } from "../hosts/server/registry.js";
+import { makeBatchServers } from "../hosts/batch-servers.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
@@ -246,47 +241,30 @@ async function runBatchCommand(
       `${problems.length} problem(s) in the tasks file; nothing was run`,
     );
 
-  // The backends: the caller's server for every task (--attach), or one server started per distinct
-  // sandbox policy and host of the tasks (most batches: one), each stopped at the end.
-  const servers: ManagedServer[] = [];
-  const stopServers = async () => {
-    for (const started of servers) await stopServer(io.env, started);
-  };
-  let backend: Backend | null = null;
-  const backendOf = new Map<PlannedTask, Backend>();
-  if (planned.run.length > 0) {
-    const groups = flags.attach
-      ? [{ sandbox: checked.placement.sandbox, ssh: null, models: [], tasks: planned.run }]
-      : serverGroups(planned.run);
-    for (const group of groups) {
-      let url = flags.attach;
-      if (!url) {
-        try {
-          const started = await startBatchServer(flags, defaults.dir, io, group);
-          servers.push(started);
-          url = started.url;
-        } catch (error) {
-          await stopServers();
-          if (error instanceof ConfigError) throw error;
-          const problem = `could not start an opencode server: ${(error as Error).message}; nothing was run`;
-          say(problem);
-          return batchNotRun([problem], shard, io, report);
-        }
-      }
-      const made = await makeBackend({ ...checked.placement, attach: url, acp: null, warm: false });
-      // A server that cannot give the batch's sandbox (--attach) runs none of its tasks.
-      const problem = made.problem ?? (flags.attach ? made.check(checked).problem : null);
-      if (problem) {
-        await stopServers();
-        return notRun(
-          [`${problem.name}: ${problem.message}`],
-          `the batch cannot use its server (${flags.attach ?? "one it started"}); nothing was run`,
-        );
-      }
-      backend ??= made;
-      for (const task of group.tasks) backendOf.set(task, made);
-    }
+  // The backends, made once: the caller's server (--attach) or the batch's own (hosts/server/batch-servers.ts).
+  const groups =
+    planned.run.length === 0
+      ? []
+      : flags.attach
+        ? [{ sandbox: checked.placement.sandbox, ssh: null, models: [], tasks: planned.run }]
+        : serverGroups(planned.run);
+  const servers = await makeBatchServers(
+    { attach: flags.attach ?? null, opencode: flags.opencode ?? null, checked, groups },
+    io.env,
+  );
+  if ("problem" in servers) {
+    const { kind, message } = servers.problem;
+    if (kind === "config") throw new ConfigError(message);
+    if (kind === "unusable")
+      return notRun(
+        [message],
+        `the batch cannot use its server (${flags.attach ?? "one it started"}); nothing was run`,
+      );
+    const problem = `could not start an opencode server: ${message}; nothing was run`;
+    say(problem);
+    return batchNotRun([problem], shard, io, report);
   }
+  const { backendOf } = servers;
 
   const progress = createBatchProgress(io.stderr, io.env, flags.quiet ?? false, tasks.length, skipped.size);
   let summary: BatchResult;
@@ -299,7 +277,7 @@ async function runBatchCommand(
             run: planned.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
             skipped,
             carried: carriedEvents(resumeText, new Set(skipped.keys())),
-            backend: backend!,
+            backend: servers.first!,
             concurrency,
             limits,
             shard,
@@ -331,47 +309,8 @@ async function runBatchCommand(
     return refused ?? exit;
   } finally {
     progress.stop();
-    await stopServers();
+    await servers.stop();
   }
-}
-
-/** The batch's own warm server. It stops it itself; the idle time only guards against a batch that died. */
-async function startBatchServer(
-  flags: BatchFlags,
-  dir: string,
-  io: CliIo,
-  group: Pick<ServerGroup, "sandbox" | "ssh" | "models">,
-): Promise<ManagedServer> {
-  const common = {
-    idleTimeoutMs: 10 * 60_000,
-    port: 0,
-    env: io.env,
-    self: [process.execPath, process.argv[1]!],
-    startTimeoutMs: 60_000,
-    // Stopped with the batch, even if the batch is killed outright.
-    ownerPid: process.pid,
-  };
-  if (group.ssh)
-    return startServer({
-      ...common,
-      binary: flags.opencode ?? "opencode",
-      version: null,
-      dir: group.ssh.dir ?? "~",
-      sandbox: null,
-      models: [],
-      ssh: group.ssh,
-    });
-  const found = await ensureOpencode(flags.opencode, io.env);
-  if ("problem" in found) throw new ConfigError(found.problem.message);
-  const { binary, detected } = found;
-  return startServer({
-    ...common,
-    binary: binary.path,
-    version: detected.version,
-    dir,
-    sandbox: group.sandbox,
-    models: group.models,
-  });
 }
 
 /** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (app/batch/merge.ts). */

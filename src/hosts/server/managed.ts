@@ -14,6 +14,7 @@ import { readOpencodeConfigs } from "../../domain/opencode/config-sources.js";
 import { ConfigError } from "../../domain/outcome/errors.js";
 import { isTelemetryVariable } from "../../domain/telemetry/trace-settings.js";
 import { formatDuration } from "../../kernel/duration.js";
+import { ownPackage } from "../../kernel/package-root.js";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 import type { SshSpec } from "../../plan/ssh-spec.js";
 import { guardMark, withoutGuardMark } from "../../sys/orphan-guard.js";
@@ -52,8 +53,6 @@ export type StartRequest = {
   idleTimeoutMs: number;
   port: number;
   env: NodeJS.ProcessEnv;
-  /** How to run this program again as the supervisor: [node, script]. */
-  self: string[];
   startTimeoutMs: number;
   /** The sandbox the server and every tool it starts run in, or null; the models its turns use. */
   sandbox: SandboxSpec | null;
@@ -66,7 +65,17 @@ export type StartRequest = {
   ssh?: SshSpec;
 };
 
-type SuperviseConfig = Omit<StartRequest, "env" | "self" | "startTimeoutMs"> & {
+/**
+ * This package's CLI, which runs a server's supervisor: found from this file, bundled or not, the
+ * one way (from the library, process.argv[1] is the caller's script, not oc-exec).
+ */
+function ownCli(): string {
+  const own = ownPackage();
+  if (!own) throw new Error("oc-exec's package.json was not found above its own files");
+  return join(own.dir, "bin", "oc-exec.js");
+}
+
+type SuperviseConfig = Omit<StartRequest, "env" | "startTimeoutMs"> & {
   id: string;
   password: string;
   startTimeoutMs: number;
@@ -134,7 +143,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
     ...(request.ownerPid ? { ownerPid: request.ownerPid } : {}),
     ...(request.ssh ? { ssh: request.ssh } : {}),
   };
-  const [command, ...args] = request.self;
+  const [command, ...args] = [process.execPath, ownCli()];
   const child = spawn(command!, [...args, "server", "supervise", id], {
     detached: true,
     stdio: ["ignore", "pipe", "ignore"],

@@ -8,7 +8,6 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 
 import { join } from "node:path";
 import { ensureOpencode } from "../../domain/opencode/ensure.js";
 import type { Backend } from "../../engine/backend.js";
-import { ownPackage } from "../../kernel/package-root.js";
 import type { Placement } from "../../plan/placement.js";
 import { isAlive } from "../../sys/pids.js";
 import { liveServers, startServer } from "../server/managed.js";
@@ -28,13 +27,6 @@ function coldReason(spec: WarmSpec): string | null {
   if (spec.ssh) return `${spec.names.ssh} runs the turn on another host`;
   if (spec.pure) return `${spec.names.pure} cannot apply to a server's plugins`;
   return null;
-}
-
-/** This package's CLI, which runs a server's supervisor: found from this file, bundled or not. */
-function ownCli(): string {
-  const own = ownPackage();
-  if (!own) throw new Error("oc-exec's package.json was not found above its own files");
-  return join(own.dir, "bin", "oc-exec.js");
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -126,7 +118,6 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
         idleTimeoutMs: spec.warmIdleMs,
         port: 0,
         env: serverEnvironment(spec.env, configContent),
-        self: [process.execPath, ownCli()],
         startTimeoutMs: START_TIMEOUT_MS,
         sandbox: spec.sandbox,
         models,
