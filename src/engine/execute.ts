@@ -6,7 +6,6 @@
 // Every path ends in exactly one result event, including bugs in this file.
 
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
-import { removedByPolicy } from "../domain/opencode/permissions.js";
 import type { TurnEnd } from "../domain/outcome/classify.js";
 import { errorText } from "../domain/outcome/errors.js";
 import type { ResultMeta } from "../domain/outcome/result.js";
@@ -43,12 +42,8 @@ export async function executeTurn(
   // With another attempt possible, events carry their attempt and the result counts them.
   const retrying = options.retry > 0 || options.fallbackModel !== null;
   // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
-  const removed = removedByPolicy(
-    options.allow,
-    options.deny,
-    options.placement.env.OPENCODE_PERMISSION,
-    options.labels,
-  );
+  // A policy that does not build is reported by the turn's prologue; meanwhile it removes nothing.
+  const removed = new Set("removed" in options.policy ? options.policy.removed : []);
   const core = createTurnCore(
     {
       workspace: options.placement.dir,

@@ -4,7 +4,6 @@
 // turn. Returns the opened turn, or the problem that stops it before it starts (config_error).
 
 import { titleFor } from "../domain/opencode/invocation.js";
-import { buildPolicy, invalidInheritedPolicy } from "../domain/opencode/permissions.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { planLastMessage } from "../domain/output/last-message.js";
 import type { LaunchProblem } from "../kernel/problem.js";
@@ -78,6 +77,7 @@ export async function prepareTurn(
     };
   try {
     const input = await readTurnInput(options, core);
+    if ("problem" in input) return input;
     // The workspace as it is before opencode starts, for --output-patch.
     if (options.outputPatch) {
       const taken = takePatchBase(options.placement.dir, options.outputPatch.exclude);
@@ -95,10 +95,6 @@ export async function prepareTurn(
     const ready = { ...opened, input, output, patchBase, patch };
     patchBase = null;
     return ready;
-  } catch (error) {
-    // What the caller must fix (an empty prompt, a bad policy, bad config content) is found here.
-    if (!(error instanceof ConfigError)) throw error;
-    return { problem: { name: error.name, message: error.message } };
   } finally {
     // Not handed on: the turn does not start.
     if (patchBase) dropPatchBase(patchBase);
@@ -128,20 +124,25 @@ function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem 
   return null;
 }
 
-/** Reads the prompt and builds the permission policy; a ConfigError says what the caller must fix. */
-async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput> {
-  const read = await options.prompt();
-  for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
-  if (read.text.trim() === "") throw new ConfigError("the prompt is empty", "UsageError");
-  const policy = buildPolicy(options.allow, options.deny, options.labels);
-  if (!policy) {
-    const invalid = invalidInheritedPolicy(options.placement.env.OPENCODE_PERMISSION);
-    if (invalid) throw new ConfigError(invalid, "PermissionConfigError");
+/** Reads the prompt and takes the plan's permission policy; or what the caller must fix. */
+async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput | { problem: LaunchProblem }> {
+  let read: Awaited<ReturnType<ResolvedTurn["prompt"]>>;
+  try {
+    read = await options.prompt();
+  } catch (error) {
+    // The CLI's prompt reader is its file-reading edge (a prompt file, stdin): a ConfigError there
+    // is what the caller must fix; anything else is a bug.
+    if (!(error instanceof ConfigError)) throw error;
+    return { problem: { name: error.name, message: error.message } };
   }
-  for (const w of policy?.warnings ?? []) core.normalizer.warning(w.code, w.message);
+  for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
+  if (read.text.trim() === "") return { problem: { name: "UsageError", message: "the prompt is empty" } };
+  const { policy } = options;
+  if ("problem" in policy) return policy;
+  for (const w of policy.warnings) core.normalizer.warning(w.code, w.message);
   return {
     prompt: options.outputSchema ? `${read.text}${schemaInstruction(options.outputSchema)}` : read.text,
     title: options.session.title ?? (options.outputSchema ? titleFor(read.text) : null),
-    policy: policy?.value ?? null,
+    policy: policy.value,
   };
 }

@@ -13,7 +13,12 @@ import { Normalizer } from "../../src/domain/events/normalize.js";
 import { parseLogfmt, parseStderrLine } from "../../src/domain/events/stderr-lines.js";
 import { deepMerge, mergeConfigContent } from "../../src/domain/opencode/config-content.js";
 import { locateOpencode, searchPath } from "../../src/domain/opencode/locate.js";
-import { buildPolicy, invalidInheritedPolicy, PERMISSION_KEYS } from "../../src/domain/opencode/permissions.js";
+import {
+  buildPolicy,
+  invalidInheritedPolicy,
+  PERMISSION_KEYS,
+  turnPolicy,
+} from "../../src/domain/opencode/permissions.js";
 import { checkBudgets as check, turnUse } from "../../src/domain/outcome/budget.js";
 import { API_LABELS, type OptionLabels } from "../../src/domain/outcome/labels.js";
 import { formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
@@ -21,43 +26,63 @@ import { checkStructuredOutput, extractJson } from "../../src/engine/structured-
 import { splitCommand } from "../../src/kernel/command-words.js";
 
 describe("permission policy", () => {
+  const built = (...args: Parameters<typeof buildPolicy>) => {
+    const policy = buildPolicy(...args);
+    if (policy === null || "problem" in policy) throw new Error(`no policy: ${JSON.stringify(policy)}`);
+    return policy;
+  };
   it("an allow-list denies every other known key; --deny overrides; nothing given leaves opencode's config alone", () => {
     expect(buildPolicy([], [], FLAG_LABELS)).toBeNull();
-    const policy = buildPolicy(["read", "grep"], ["webfetch"], FLAG_LABELS)!;
+    const policy = built(["read", "grep"], ["webfetch"], FLAG_LABELS);
     expect(Object.keys(policy.value).sort()).toEqual([...PERMISSION_KEYS].sort());
     expect(policy.value).toMatchObject({ read: "allow", grep: "allow", bash: "deny", webfetch: "deny" });
-    expect(buildPolicy([], ["bash"], FLAG_LABELS)!.value).toEqual({ bash: "deny" });
+    expect(built([], ["bash"], FLAG_LABELS).value).toEqual({ bash: "deny" });
   });
 
   it("an unknown key passes with a warning; a key in both lists is an error naming the caller's options", () => {
-    expect(buildPolicy(["mcp_thing"], [], FLAG_LABELS)!.warnings).toEqual([
+    expect(built(["mcp_thing"], [], FLAG_LABELS).warnings).toEqual([
       {
         code: "unknown_permission",
         message: expect.stringMatching(/^mcp_thing is not a permission key oc-exec knows/),
       },
     ]);
-    expect(() => buildPolicy(["grep"], ["grep"], FLAG_LABELS)).toThrow("grep is in both --allow and --deny");
-    expect(() => buildPolicy(["grep"], ["grep"], API_LABELS)).toThrow("grep is in both allow and deny");
+    expect(buildPolicy(["grep"], ["grep"], FLAG_LABELS)).toEqual({ problem: "grep is in both --allow and --deny" });
+    expect(buildPolicy(["grep"], ["grep"], API_LABELS)).toEqual({ problem: "grep is in both allow and deny" });
   });
 
   it("patterns: the key's other patterns are denied under an allow-list; denied patterns come last and win", () => {
-    const policy = buildPolicy(
-      ["read", "bash:npm test", "bash:git *", "edit:src/**"],
-      ["bash:git push *"],
-      FLAG_LABELS,
-    )!;
+    const policy = built(["read", "bash:npm test", "bash:git *", "edit:src/**"], ["bash:git push *"], FLAG_LABELS);
     expect(policy.value.bash).toEqual({ "*": "deny", "npm test": "allow", "git *": "allow", "git push *": "deny" });
     expect(Object.keys(policy.value.bash as object)).toEqual(["*", "npm test", "git *", "git push *"]);
     expect(policy.value.edit).toEqual({ "*": "deny", "src/**": "allow" });
     expect(policy.value).toMatchObject({ read: "allow", webfetch: "deny" });
     // A whole key allowed keeps its other patterns allowed; a lone deny pattern leaves the rest to opencode.
-    expect(buildPolicy(["bash"], ["bash:rm *"], FLAG_LABELS)!.value.bash).toEqual({ "*": "allow", "rm *": "deny" });
-    expect(buildPolicy([], ["bash:rm *"], FLAG_LABELS)!.value).toEqual({ bash: { "rm *": "deny" } });
-    expect(buildPolicy(["webfetch:https://example.com/*"], [], FLAG_LABELS)!.value.webfetch).toEqual({
+    expect(built(["bash"], ["bash:rm *"], FLAG_LABELS).value.bash).toEqual({ "*": "allow", "rm *": "deny" });
+    expect(built([], ["bash:rm *"], FLAG_LABELS).value).toEqual({ bash: { "rm *": "deny" } });
+    expect(built(["webfetch:https://example.com/*"], [], FLAG_LABELS).value.webfetch).toEqual({
       "*": "deny",
       "https://example.com/*": "allow",
     });
-    expect(() => buildPolicy(["bash:"], [], FLAG_LABELS)).toThrow("bash: needs a pattern after the colon");
+    expect(buildPolicy(["bash:"], [], FLAG_LABELS)).toEqual({ problem: "bash: needs a pattern after the colon" });
+  });
+
+  it("the turn's policy, built once: its value and the keys it removes whole, or the problem the turn reports", () => {
+    const listed = turnPolicy(["read"], ["bash:rm *"], undefined, FLAG_LABELS);
+    expect("removed" in listed && [...listed.removed].sort()).toEqual(
+      PERMISSION_KEYS.filter((k) => k !== "read").sort(),
+    );
+    const inherited = turnPolicy([], [], '{"bash":"deny","read":"allow"}', FLAG_LABELS);
+    expect(inherited).toEqual({ value: null, warnings: [], removed: new Set(["bash"]) });
+    expect(turnPolicy([], [], '"deny"', FLAG_LABELS)).toMatchObject({ removed: new Set(["*"]) });
+    expect(turnPolicy(["grep"], ["grep"], undefined, FLAG_LABELS)).toEqual({
+      problem: { name: "UsageError", message: "grep is in both --allow and --deny" },
+    });
+    expect(turnPolicy([], [], "[1]", FLAG_LABELS)).toEqual({
+      problem: {
+        name: "PermissionConfigError",
+        message: expect.stringMatching(/^OPENCODE_PERMISSION must be a JSON object/),
+      },
+    });
   });
 
   it("an inherited OPENCODE_PERMISSION must be a JSON object (or one action for everything)", () => {

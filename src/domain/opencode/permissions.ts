@@ -1,7 +1,7 @@
 // --allow and --deny become OPENCODE_PERMISSION. An allow-list makes each listed key `allow` and
 // every other known key `deny`; --deny overrides; a key in both lists is a usage error.
 import type { WarningCode } from "../../contract/warning-codes.js";
-import { ConfigError } from "../outcome/errors.js";
+import type { LaunchProblem } from "../../kernel/problem.js";
 import type { OptionLabels } from "../outcome/labels.js";
 
 export const PERMISSION_KEYS = [
@@ -69,20 +69,21 @@ export function buildPolicy(
   allow: string[],
   deny: string[],
   labels: Pick<OptionLabels, "allow" | "deny">,
-): Policy | null {
+): Policy | null | { problem: string } {
   if (allow.length === 0 && deny.length === 0) return null;
   const allowed = allow.map(ruleOf);
   const denied = deny.map(ruleOf);
-  const usage = (message: string) => new ConfigError(message, "UsageError");
   for (const r of [...allowed, ...denied]) {
-    if (r.pattern === "") throw usage(`${r.key}: needs a pattern after the colon`);
+    if (r.pattern === "") return { problem: `${r.key}: needs a pattern after the colon` };
     if (r.pattern !== null && !(PATTERN_KEYS as readonly string[]).includes(r.key))
-      throw usage(`${r.key} takes no patterns (only ${PATTERN_KEYS.join(", ")} do): allow or deny the whole key`);
+      return {
+        problem: `${r.key} takes no patterns (only ${PATTERN_KEYS.join(", ")} do): allow or deny the whole key`,
+      };
   }
   const both = allowed.filter((a) =>
     denied.some((d) => d.key === a.key && (d.pattern === a.pattern || d.pattern === null)),
   );
-  if (both.length > 0) throw usage(`${both.map(show).join(", ")} is in both ${labels.allow} and ${labels.deny}`);
+  if (both.length > 0) return { problem: `${both.map(show).join(", ")} is in both ${labels.allow} and ${labels.deny}` };
   const known = new Set<string>(PERMISSION_KEYS);
   const warnings = [...new Set([...allowed, ...denied].map((r) => r.key))]
     .filter((k) => !known.has(k))
@@ -152,24 +153,49 @@ export function rulesetOf(value: unknown): PermissionRule[] {
 }
 
 /**
- * The permission keys oc-exec's own policy takes away whole: those --allow/--deny deny (an
- * allow-list denies every key it does not name), else those the inherited OPENCODE_PERMISSION
- * denies ("*" when it denies everything). opencode removes such a tool from what the model is
- * offered, so a call to it is the policy's refusal. A policy that does not build is reported by the
- * turn's prologue; here it removes nothing.
+ * The turn's permission policy, built once (in the plan): what OPENCODE_PERMISSION gets (null:
+ * --allow/--deny were not given, the inherited value stands), the warnings it carries, and the keys
+ * it takes away whole; or the problem the turn reports when it opens (a usage error in the lists,
+ * an inherited value opencode would ignore).
  */
-export function removedByPolicy(
+export type TurnPolicy =
+  | { value: Policy["value"] | null; warnings: Policy["warnings"]; removed: ReadonlySet<string> }
+  | { problem: LaunchProblem };
+
+export function turnPolicy(
   allow: string[],
   deny: string[],
   inherited: string | undefined,
   labels: Pick<OptionLabels, "allow" | "deny">,
-): Set<string> {
-  let value: unknown = null;
-  try {
-    value = buildPolicy(allow, deny, labels)?.value ?? (inherited ? JSON.parse(inherited) : null);
-  } catch {
-    return new Set();
+): TurnPolicy {
+  const built = buildPolicy(allow, deny, labels);
+  if (built !== null && "problem" in built) return { problem: { name: "UsageError", message: built.problem } };
+  if (built === null) {
+    const invalid = invalidInheritedPolicy(inherited);
+    if (invalid) return { problem: { name: "PermissionConfigError", message: invalid } };
   }
+  return {
+    value: built?.value ?? null,
+    warnings: built?.warnings ?? [],
+    removed: removedKeys(built?.value ?? (inherited ? safeJson(inherited) : null)),
+  };
+}
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The permission keys a policy takes away whole: those --allow/--deny deny (an allow-list denies
+ * every key it does not name), else those the inherited OPENCODE_PERMISSION denies ("*" when it
+ * denies everything). opencode removes such a tool from what the model is offered, so a call to it
+ * is the policy's refusal.
+ */
+function removedKeys(value: unknown): Set<string> {
   if (value === "deny") return new Set(["*"]);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return new Set();
   return new Set(Object.entries(value).flatMap(([key, action]) => (action === "deny" ? [key] : [])));
