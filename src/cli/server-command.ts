@@ -12,7 +12,7 @@ import { splitList } from "../domain/opencode/permissions.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
-import { liveServers, ServerStartError, startServer, stopServer } from "../hosts/server/managed.js";
+import { liveServers, type ServerStartProblem, startServer, stopServer } from "../hosts/server/managed.js";
 import { supervise } from "../hosts/server/supervisor.js";
 import { readEnvironment } from "../kernel/environment.js";
 import { resolveSandbox, resolveSsh } from "../plan/placement.js";
@@ -83,31 +83,32 @@ async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void)
   const found = await ensureOpencode(flags.opencode, io.env);
   if ("problem" in found) throw new ConfigError(found.problem.message);
   const { binary, detected } = found;
-  try {
-    const server = await startServer({
-      binary: binary.path,
-      version: detected.version,
-      dir,
-      idleTimeoutMs,
-      port,
-      env: io.env,
-      startTimeoutMs: START_TIMEOUT_MS,
-      sandbox,
-      models: [flags.model ?? null],
-    });
-    // Under GitHub Actions, the password this run made is masked in the job's log from now on.
-    if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
-    writeStdoutText(`${server.url}\n`, io.stdout);
-    say(
-      `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${server.sandbox ? `, in a ${server.sandbox.info.mode} sandbox reaching ${server.sandbox.info.allowed_hosts.join(", ") || "no host"}` : ""}${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
-    );
-    return EXIT_CODES.success;
-  } catch (error) {
-    // A release too old for the server backend is the caller's to fix: a ConfigError, exit 5 (above).
-    if (!(error instanceof ServerStartError)) throw error;
-    say(error.message);
-    return error.timedOut ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
-  }
+  const server = await startServer({
+    binary: binary.path,
+    version: detected.version,
+    dir,
+    idleTimeoutMs,
+    port,
+    env: io.env,
+    startTimeoutMs: START_TIMEOUT_MS,
+    sandbox,
+    models: [flags.model ?? null],
+  });
+  if ("problem" in server) return startFailed(server, say);
+  // Under GitHub Actions, the password this run made is masked in the job's log from now on.
+  if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
+  writeStdoutText(`${server.url}\n`, io.stdout);
+  say(
+    `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${server.sandbox ? `, in a ${server.sandbox.info.mode} sandbox reaching ${server.sandbox.info.allowed_hosts.join(", ") || "no host"}` : ""}${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+  );
+  return EXIT_CODES.success;
+}
+
+/** A server that did not start: refused before it started is the caller's to fix (exit 5), else 1 or 124. */
+function startFailed({ problem }: ServerStartProblem, say: (text: string) => void): number {
+  if (problem.kind === "config") throw new ConfigError(problem.message, problem.name);
+  say(problem.message);
+  return problem.kind === "timeout" ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
 }
 
 /** server start --ssh: opencode serve on another host, behind a local forward (hosts/ssh/remote-serve.ts). */
@@ -122,30 +123,25 @@ async function startRemote(flags: ServerFlags, io: CliIo, say: (text: string) =>
       `--ssh cannot be combined with ${flags.sandbox !== undefined ? "--sandbox (the sandbox runs on this machine only)" : "--port (the local end of the forward is a free port)"}`,
     );
   const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
-  try {
-    const server = await startServer({
-      binary: flags.opencode ?? "opencode",
-      version: null,
-      dir: ssh.dir ?? "~",
-      idleTimeoutMs,
-      port: 0,
-      env: io.env,
-      startTimeoutMs: START_TIMEOUT_MS,
-      sandbox: null,
-      models: [],
-      ssh,
-    });
-    if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
-    writeStdoutText(`${server.url}\n`, io.stdout);
-    say(
-      `opencode serving ${server.dir} on ${ssh.destination}, forwarded to ${server.url} (supervisor pid ${server.supervisor_pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
-    );
-    return EXIT_CODES.success;
-  } catch (error) {
-    if (!(error instanceof ServerStartError)) throw error;
-    say(error.message);
-    return error.timedOut ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
-  }
+  const server = await startServer({
+    binary: flags.opencode ?? "opencode",
+    version: null,
+    dir: ssh.dir ?? "~",
+    idleTimeoutMs,
+    port: 0,
+    env: io.env,
+    startTimeoutMs: START_TIMEOUT_MS,
+    sandbox: null,
+    models: [],
+    ssh,
+  });
+  if ("problem" in server) return startFailed(server, say);
+  if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
+  writeStdoutText(`${server.url}\n`, io.stdout);
+  say(
+    `opencode serving ${server.dir} on ${ssh.destination}, forwarded to ${server.url} (supervisor pid ${server.supervisor_pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+  );
+  return EXIT_CODES.success;
 }
 
 async function stop(urls: string[], flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {

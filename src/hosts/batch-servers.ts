@@ -2,14 +2,13 @@
 // one started per distinct sandbox policy and host of its tasks (most batches: one), each stopped
 // when the batch ends and, through ownerPid, when the batch dies.
 import { ensureOpencode } from "../domain/opencode/ensure.js";
-import { ConfigError } from "../domain/outcome/errors.js";
 import type { Backend } from "../engine/backend.js";
 import type { Placement } from "../plan/placement.js";
 import type { ResolvedTurn } from "../plan/resolve-options.js";
 import type { SandboxSpec } from "../plan/sandbox-spec.js";
 import type { SshSpec } from "../plan/ssh-spec.js";
 import { makeBackend } from "./make-backend.js";
-import { startServer, stopServer } from "./server/managed.js";
+import { type ServerStartProblem, startServer, stopServer } from "./server/managed.js";
 import type { ManagedServer } from "./server/registry.js";
 
 /** Tasks that share one server: one sandbox policy, one host and directory there. */
@@ -89,9 +88,8 @@ async function startBatchServer(
     // Stopped with the batch, even if the batch is killed outright.
     ownerPid: process.pid,
   };
-  try {
-    if (group.ssh)
-      return await startServer({
+  const started = group.ssh
+    ? await startServer({
         ...common,
         binary: opencode ?? "opencode",
         version: null,
@@ -99,11 +97,19 @@ async function startBatchServer(
         sandbox: null,
         models: [],
         ssh: group.ssh,
-      });
+      })
+    : await startLocal();
+  if (!("problem" in started)) return started;
+  // startServer's refusals before a server starts are configuration errors; the rest, a start that failed.
+  return {
+    problem: { kind: started.problem.kind === "config" ? "config" : "start", message: started.problem.message },
+  };
+
+  async function startLocal(): Promise<ManagedServer | ServerStartProblem | BatchServersProblem> {
     const found = await ensureOpencode(opencode, placement.env);
     if ("problem" in found) return { problem: { kind: "config", message: found.problem.message } };
     const { binary, detected } = found;
-    return await startServer({
+    return startServer({
       ...common,
       binary: binary.path,
       version: detected.version,
@@ -111,8 +117,5 @@ async function startBatchServer(
       sandbox: group.sandbox,
       models: group.models,
     });
-  } catch (error) {
-    // startServer's refusals before a server starts are configuration errors; the rest, a start that failed.
-    return { problem: { kind: error instanceof ConfigError ? "config" : "start", message: (error as Error).message } };
   }
 }

@@ -6,7 +6,6 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { ConfigError } from "../../domain/outcome/errors.js";
 import { ownPackage } from "../../kernel/package-root.js";
 import { withoutGuardMark } from "../../sys/orphan-guard.js";
 import { isAlive } from "../../sys/pids.js";
@@ -32,23 +31,25 @@ function ownCli(): string {
   return join(own.dir, "bin", "oc-exec.js");
 }
 
-/** The server did not start: opencode failed, or did not answer in time (timedOut). */
-export class ServerStartError extends Error {
-  constructor(
-    message: string,
-    readonly timedOut: boolean,
-  ) {
-    super(message);
-    this.name = "ServerStartError";
-  }
-}
+/**
+ * Why a server did not start: `config`, refused before anything started (a port in use, a
+ * workspace a sandboxed server must not serve, an opencode too old to serve: the caller's to fix);
+ * `failed`, opencode did not come up; `timeout`, it did not answer in time.
+ */
+export type ServerStartProblem = { problem: { kind: "config" | "failed" | "timeout"; name: string; message: string } };
 
-/** Starts a server through a detached supervisor; resolves with its record, or rejects with why not. */
-export async function startServer(request: StartRequest): Promise<ManagedServer> {
+const startProblem = (kind: ServerStartProblem["problem"]["kind"], message: string, name = "ServerStartError") => ({
+  problem: { kind, name, message },
+});
+
+/** Starts a server through a detached supervisor: its record, or why it did not start. */
+export async function startServer(request: StartRequest): Promise<ManagedServer | ServerStartProblem> {
   // opencode reports a taken port only as "Unexpected error ServeError" in its log: ask first.
   if (request.port !== 0 && (await portInUse(request.port)))
-    throw new ConfigError(
+    return startProblem(
+      "config",
       `port ${request.port} on 127.0.0.1 is in use by another program: choose another --port, or leave it out for a free one`,
+      "ConfigError",
     );
   // Code the workspace makes opencode load would run inside the server, password and all.
   if (request.sandbox && !request.ssh && !projectConfigDisabled(request.env)) {
@@ -57,7 +58,7 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
       request.env,
       `--sandbox ${request.sandbox.mode} cannot serve ${request.dir}`,
     );
-    if (shipped) throw new ConfigError(shipped, "SandboxWorkspaceCode");
+    if (shipped) return startProblem("config", shipped, "SandboxWorkspaceCode");
   }
   const id = randomBytes(6).toString("hex");
   const config: SuperviseConfig = {
@@ -101,11 +102,11 @@ export async function startServer(request: StartRequest): Promise<ManagedServer>
   });
   child.stdout!.destroy();
   child.unref();
-  if ("unsupported" in report) throw new ConfigError(report.unsupported);
-  if ("failed" in report) throw new ServerStartError(report.failed, report.timedOut);
-  const server = findServer(request.env, report.ready);
-  if (!server) throw new ServerStartError("the server started but its record is missing", false);
-  return server;
+  if ("unsupported" in report) return startProblem("config", report.unsupported, "ConfigError");
+  if ("failed" in report) return startProblem(report.timedOut ? "timeout" : "failed", report.failed);
+  return (
+    findServer(request.env, report.ready) ?? startProblem("failed", "the server started but its record is missing")
+  );
 }
 
 /** Whether something already listens on this port of 127.0.0.1. */

@@ -66,6 +66,7 @@ async function findOrStart(
       const meanwhile = fitting();
       if (meanwhile) return { url: meanwhile.url };
       const server = await start();
+      if ("problem" in server) return { problem: server.problem.message };
       // Under GitHub Actions, the password this process made is masked in the job's log from now on.
       if (env.GITHUB_ACTIONS === "true") process.stderr.write(`::add-mask::${server.password}\n`);
       return { url: server.url };
