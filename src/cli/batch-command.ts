@@ -30,9 +30,10 @@ import { makeBatchServers } from "../hosts/batch-servers.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
-import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
+import { parseAmount, parseBudgetCount, parseCount } from "./duration.js";
 import { TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./io.js";
+import { type LimitFlags, limitOptions } from "./limit-flags.js";
 import { stdoutFile } from "./stdout-file.js";
 
 export type BatchFlags = {
@@ -49,15 +50,12 @@ export type BatchFlags = {
   auto?: boolean;
   maxCostUsd?: string;
   maxTokens?: string;
-  taskMaxCostUsd?: string;
-  taskMaxTokens?: string;
-  taskMaxSteps?: string;
-  taskTimeout?: string;
   resume?: string;
   shard?: string;
   opencode?: string;
   quiet?: boolean;
-} & WorkFlags;
+} & WorkFlags &
+  LimitFlags<"task-">;
 
 /**
  * Default concurrency: twice the cores, from 2 to 8. A turn mostly waits on the model; what the
@@ -187,10 +185,7 @@ async function runBatchCommand(
     allow: flags.allow ? splitList(flags.allow) : undefined,
     deny: flags.deny ? splitList(flags.deny) : undefined,
     auto: flags.auto,
-    maxSteps: budgetCount(flags.taskMaxSteps, "--task-max-steps"),
-    maxTokens: budgetCount(flags.taskMaxTokens, "--task-max-tokens"),
-    maxCostUsd: amount(flags.taskMaxCostUsd, "--task-max-cost-usd"),
-    timeoutMs: flags.taskTimeout === undefined ? undefined : parseDurationFlag(flags.taskTimeout, "--task-timeout"),
+    ...limitOptions(flags, "task-"),
     // The sandbox of tasks that name none: their server's, which their tools run in.
     sandbox: flags.sandbox as RunTurnOptions["sandbox"],
     ...workOptions(flags),

@@ -7,8 +7,9 @@ import { ConfigError } from "../domain/outcome/errors.js";
 import type { FailOn } from "../domain/outcome/fail-on.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import type { RunTurnOptions } from "../plan/options.js";
-import { parseAmount, parseBudgetCount, parseCount, parseDurationFlag } from "./duration.js";
+import { parseCount, parseDurationFlag } from "./duration.js";
 import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
+import { type LimitFlags, limitLabels, limitOptions } from "./limit-flags.js";
 
 /** The sandbox's, the checks' and the attempts' flags: a turn's and a batch's, worded once (program.ts). */
 export type WorkFlags = {
@@ -60,65 +61,59 @@ export function workOptions(
   };
 }
 
-export type RawFlags = WorkFlags & {
-  model?: string;
-  agent?: string;
-  variant?: string;
-  thinking?: boolean;
-  dir?: string;
-  session?: string;
-  title?: string;
-  file?: string[];
-  pure?: boolean;
-  auto?: boolean;
-  fullAuto?: boolean;
-  redactEnv?: string[];
-  dangerouslySkipPermissions?: boolean;
-  opencode?: string;
-  promptFile?: string;
-  continue?: boolean;
-  fork?: boolean;
-  allow?: string[];
-  deny?: string[];
-  config?: string[];
-  mcp?: string[];
-  outputSchema?: string;
-  outputLastMessage?: string;
-  outputPatch?: string;
-  ephemeral?: boolean;
-  export?: boolean;
-  includeRaw?: boolean;
-  stdinTimeout?: string;
-  /** false for -n/--no-stdin (commander's negatable flag: true otherwise). */
-  stdin?: boolean;
-  timeout?: string;
-  startupTimeout?: string;
-  idleTimeout?: string;
-  killAfter?: string;
-  maxOutputBytes?: string;
-  maxSteps?: string;
-  maxTokens?: string;
-  maxCostUsd?: string;
-  quiet?: boolean;
-  verbose?: boolean;
-  timestamps?: boolean;
-  color?: "auto" | "always" | "never";
-  version?: boolean;
-  failOn?: string[];
-  rehearse?: string;
-  attach?: string;
-  acp?: string;
-  ssh?: string;
-  sshOption?: string[];
-  warm?: boolean;
-  junit?: string;
-  textDeltas?: boolean;
-  inputFormat?: "text" | "jsonl";
-  turnMaxSteps?: string;
-  turnMaxTokens?: string;
-  turnMaxCostUsd?: string;
-  turnTimeout?: string;
-};
+export type RawFlags = WorkFlags &
+  LimitFlags<""> &
+  LimitFlags<"turn-"> & {
+    model?: string;
+    agent?: string;
+    variant?: string;
+    thinking?: boolean;
+    dir?: string;
+    session?: string;
+    title?: string;
+    file?: string[];
+    pure?: boolean;
+    auto?: boolean;
+    fullAuto?: boolean;
+    redactEnv?: string[];
+    dangerouslySkipPermissions?: boolean;
+    opencode?: string;
+    promptFile?: string;
+    continue?: boolean;
+    fork?: boolean;
+    allow?: string[];
+    deny?: string[];
+    config?: string[];
+    mcp?: string[];
+    outputSchema?: string;
+    outputLastMessage?: string;
+    outputPatch?: string;
+    ephemeral?: boolean;
+    export?: boolean;
+    includeRaw?: boolean;
+    stdinTimeout?: string;
+    /** false for -n/--no-stdin (commander's negatable flag: true otherwise). */
+    stdin?: boolean;
+    startupTimeout?: string;
+    idleTimeout?: string;
+    killAfter?: string;
+    maxOutputBytes?: string;
+    quiet?: boolean;
+    verbose?: boolean;
+    timestamps?: boolean;
+    color?: "auto" | "always" | "never";
+    version?: boolean;
+    failOn?: string[];
+    rehearse?: string;
+    attach?: string;
+    acp?: string;
+    ssh?: string;
+    sshOption?: string[];
+    warm?: boolean;
+    junit?: string;
+    textDeltas?: boolean;
+    inputFormat?: "text" | "jsonl";
+  };
 
 /** How the CLI names each option in messages: the one flag-name table. */
 /** --sandbox as given (the resolver checks the word), or workspace-write for --full-auto. */
@@ -140,13 +135,9 @@ export const FLAG_LABELS: OptionLabels = {
   outputSchema: "--output-schema",
   outputLastMessage: "--output-last-message",
   outputPatch: "--output-patch",
-  timeoutMs: "--timeout",
   startupTimeoutMs: "--startup-timeout",
   idleTimeoutMs: "--idle-timeout",
   killAfterMs: "--kill-after",
-  maxSteps: "--max-steps",
-  maxTokens: "--max-tokens",
-  maxCostUsd: "--max-cost-usd",
   maxOutputBytes: "--max-output-bytes",
   failOn: "--fail-on",
   attach: "--attach",
@@ -175,16 +166,11 @@ export const FLAG_LABELS: OptionLabels = {
   fork: "--fork",
   agent: "--agent",
   acp: "--acp",
+  ...limitLabels(""),
 };
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
-export const TASK_FLAG_LABELS: OptionLabels = {
-  ...FLAG_LABELS,
-  maxSteps: "--task-max-steps",
-  maxTokens: "--task-max-tokens",
-  maxCostUsd: "--task-max-cost-usd",
-  timeoutMs: "--task-timeout",
-};
+export const TASK_FLAG_LABELS: OptionLabels = { ...FLAG_LABELS, ...limitLabels("task-") };
 
 /** The CLI's own settings: where the prompt comes from and how progress is shown. */
 export type CliSettings = {
@@ -236,8 +222,6 @@ export function optionsFromFlags(
   const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
   const count = (v: string | undefined, flag: string, min = 0) =>
     v === undefined ? undefined : parseCount(v, flag, { min });
-  const budgetCount = (v: string | undefined, flag: string) =>
-    v === undefined ? undefined : parseBudgetCount(v, flag);
   const config = [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)];
   return {
     options: {
@@ -270,13 +254,10 @@ export function optionsFromFlags(
       outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : undefined,
       outputLastMessage: flags.outputLastMessage,
       outputPatch: flags.outputPatch,
-      timeoutMs: duration(flags.timeout, "--timeout"),
+      ...limitOptions(flags, ""),
       startupTimeoutMs: duration(flags.startupTimeout, "--startup-timeout"),
       idleTimeoutMs: duration(flags.idleTimeout, "--idle-timeout"),
       killAfterMs: duration(flags.killAfter, "--kill-after"),
-      maxSteps: budgetCount(flags.maxSteps, "--max-steps"),
-      maxTokens: budgetCount(flags.maxTokens, "--max-tokens"),
-      maxCostUsd: flags.maxCostUsd === undefined ? undefined : parseAmount(flags.maxCostUsd, "--max-cost-usd"),
       maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
       includeRaw: flags.includeRaw,
       // Typed for library callers; a word the CLI was given is checked by the resolver, naming --fail-on.

@@ -15,6 +15,7 @@ import { type PromptReader, resolveTurnOptions, resolveWholeLimits } from "../pl
 import { type Driver, deliver } from "./deliver.js";
 import { type Display, FLAG_LABELS, optionsFromFlags, type RawFlags } from "./flags.js";
 import type { CliIo } from "./io.js";
+import { givenLimitFlags, limitLabels, limitOptions } from "./limit-flags.js";
 import { readPrompt } from "./prompt.js";
 import { stdoutFile } from "./stdout-file.js";
 
@@ -41,14 +42,7 @@ export async function turnCommand(args: string[], flags: RawFlags, io: CliIo): P
     return conversationCommand(args, flags, options, cli.display, io, report);
   }
   // One rule for flags that do nothing in the chosen mode (as --text-deltas without --attach): refused.
-  const turnOnly = (
-    [
-      ["--turn-max-steps", flags.turnMaxSteps],
-      ["--turn-max-tokens", flags.turnMaxTokens],
-      ["--turn-max-cost-usd", flags.turnMaxCostUsd],
-      ["--turn-timeout", flags.turnTimeout],
-    ] as const
-  ).flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
+  const turnOnly = givenLimitFlags(flags, "turn-");
   if (turnOnly.length > 0)
     throw new ConfigError(
       `${turnOnly.join(", ")} limit${turnOnly.length === 1 ? "s" : ""} each turn of a conversation and need${turnOnly.length === 1 ? "s" : ""} --input-format jsonl; a single turn takes --max-steps, --max-tokens, --max-cost-usd and --timeout`,
@@ -178,7 +172,6 @@ async function conversationCommand(
     );
   const { runConversation } = await import("../app/run-conversation.js");
   const { createInterface } = await import("node:readline");
-  const { parseAmount, parseBudgetCount, parseDurationFlag } = await import("./duration.js");
   // The whole conversation's limits keep the flags' own names; each turn's are --turn-*.
   const { maxSteps, maxTokens, maxCostUsd, timeoutMs, ...perTurn } = options;
   const limits = resolveWholeLimits(
@@ -194,20 +187,10 @@ async function conversationCommand(
   const turn = {
     ...perTurn,
     env: io.env,
-    maxSteps: flags.turnMaxSteps === undefined ? undefined : parseBudgetCount(flags.turnMaxSteps, "--turn-max-steps"),
-    maxTokens:
-      flags.turnMaxTokens === undefined ? undefined : parseBudgetCount(flags.turnMaxTokens, "--turn-max-tokens"),
-    maxCostUsd:
-      flags.turnMaxCostUsd === undefined ? undefined : parseAmount(flags.turnMaxCostUsd, "--turn-max-cost-usd"),
-    timeoutMs: flags.turnTimeout === undefined ? undefined : parseDurationFlag(flags.turnTimeout, "--turn-timeout"),
+    ...limitOptions(flags, "turn-"),
   };
-  const labels = {
-    ...FLAG_LABELS,
-    maxSteps: "--turn-max-steps",
-    maxTokens: "--turn-max-tokens",
-    maxCostUsd: "--turn-max-cost-usd",
-    timeoutMs: "--turn-timeout",
-  };
+  const labels = { ...FLAG_LABELS, ...limitLabels("turn-") };
+
   // Checked once before anything is written, as for a single turn; the backend is made once too,
   // and awaited by the conversation, so that a failure to make it still ends in its result line.
   const checked = resolveTurnOptions(turn, { labels });
