@@ -3,10 +3,11 @@
 // same scripted model server. Every test asserts the exact events and exit code a local turn gives,
 // and that nothing of the turn is left running for the remote user afterwards.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
+import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { isAlive, waitFor } from "../support/procs.js";
 import { BIN, cliOnPath, docExample, eventsOf, parseLines, runBash } from "../support/run-cli.js";
 import { closedPort } from "../support/scenarios.js";
@@ -273,6 +274,47 @@ describe.skipIf(process.platform !== "linux")("--ssh: what stops a turn before i
     expect(run.result.error!.message).toBe(
       "opencode-not-installed is not on 127.0.0.1's PATH: install opencode there, or name it with --opencode (a path on 127.0.0.1)",
     );
+  }, 60_000);
+
+  it("opencode 2.x on the host: `run --standalone` there, never its shared service; a 2.x without it gets no turn (exit 5)", async () => {
+    const dir = mkdtempSync(join(ssh.remote.root, "v2-"));
+    const shared = join(dir, "shared-service.log");
+    const record = join(dir, "call.json");
+    // A 2.x there: the fake opencode, as 2.3.1, leaving any turn sent to the shared service in `shared`.
+    const opencode2 = (name: string, more = "") => {
+      const path = join(dir, name);
+      writeFileSync(
+        path,
+        `#!/bin/sh\nFAKE_OPENCODE_VERSION=2.3.1 FAKE_OPENCODE_MODE=ok FAKE_OPENCODE_SHARED=${shared} FAKE_OPENCODE_RECORD=${record} ${more} exec ${process.execPath} ${FAKE_OPENCODE} "$@"\n`,
+        { mode: 0o755 },
+      );
+      return path;
+    };
+    const ok = await e2e.run(["-q", ...ssh.args(), "--opencode", opencode2("opencode-2"), "go"]);
+    expect(ok.code).toBe(0);
+    expect(ok.result.class).toBe("success");
+    expect((JSON.parse(readFileSync(record, "utf8")) as { argv: string[] }).argv.slice(0, 4)).toEqual([
+      "run",
+      "--format",
+      "json",
+      "--standalone",
+    ]);
+    rmSync(record);
+    const old = await e2e.run([
+      "-q",
+      ...ssh.args(),
+      "--opencode",
+      opencode2("opencode-2-old", "FAKE_OPENCODE_NO_STANDALONE=1"),
+      "go",
+    ]);
+    expect(old.code).toBe(5);
+    expect(old.result.error).toMatchObject({
+      name: "UnsupportedRelease",
+      message: `opencode 2.3.1 on ${ssh.destination} has no \`run --standalone\`: its \`run\` would send the turn to opencode's shared background service (outside any sandbox, without this environment), so oc-exec does not run it; run it through ACP instead (--acp opencode)`,
+    });
+    expect(existsSync(record)).toBe(false);
+    expect(existsSync(shared)).toBe(false);
+    await expectNoRemoteSurvivors();
   }, 60_000);
 
   it("flags it cannot honour there are usage errors, before any connection", async () => {

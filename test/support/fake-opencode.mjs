@@ -10,6 +10,9 @@ import { spawn } from "node:child_process";
 //   FAKE_START_MS          stay silent this long before anything else, as a slow start does
 //   FAKE_TERM_FLUSH        with FAKE_TERM_EXIT: first write a last text event and wait until it
 //                          is out, as a graceful shutdown would (blocks while nobody reads)
+//   FAKE_OPENCODE_SHARED   with a 2.x version: a file where a `run` without --standalone leaves
+//                          its turn, as 2.x hands such a turn to its shared background service
+//                          (packages/cli/src/services/server-connection.ts in opencode's source)
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -77,7 +80,11 @@ if (process.argv.includes("--help")) {
   // 2.x's `run` has no --dir, --variant, --pure or --print-logs (packages/cli/src/run/run.ts).
   const v2 = (env.FAKE_OPENCODE_VERSION ?? "").startsWith("2.");
   const shown = v2
-    ? flags.filter((f) => !["--dir", "--variant", "--pure", "--print-logs", "--log-level"].includes(f))
+    ? [
+        ...flags.filter((f) => !["--dir", "--variant", "--pure", "--print-logs", "--log-level"].includes(f)),
+        // 2.x's private server for the turn; FAKE_OPENCODE_NO_STANDALONE plays a 2.x without it.
+        ...(env.FAKE_OPENCODE_NO_STANDALONE ? [] : ["--standalone"]),
+      ]
     : flags;
   process.stdout.write(
     `opencode run [message..]\n\nOptions:\n${shown.map((f) => `      ${f}  description`).join("\n")}\n`,
@@ -335,4 +342,9 @@ if (env.FAKE_OPENCODE_RECORD) {
   );
 }
 if (env.FAKE_START_MS) await sleep(Number(env.FAKE_START_MS));
+const v2run = (env.FAKE_OPENCODE_VERSION ?? "").startsWith("2.") && process.argv[2] === "run";
+if (v2run && env.FAKE_OPENCODE_SHARED && !process.argv.includes("--standalone"))
+  writeFileSync(env.FAKE_OPENCODE_SHARED, `a turn on the shared service: ${process.argv.slice(2).join(" ")}\n`, {
+    flag: "a",
+  });
 await MODES[mode]();

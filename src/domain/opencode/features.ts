@@ -12,6 +12,12 @@ export type Features = {
   printLogs: boolean;
   /** The flag that auto-approves permissions, if any. */
   autoFlag: "--auto" | "--dangerously-skip-permissions" | null;
+  /**
+   * --standalone (2.x): the turn runs on a private server of its own, a child of `run` with its
+   * environment. Without it, 2.x sends every `run` turn to a shared per-user background service:
+   * outside any sandbox, without the caller's environment.
+   */
+  standalone: boolean;
 };
 
 export const ALL_FEATURES: Features = {
@@ -23,6 +29,7 @@ export const ALL_FEATURES: Features = {
   title: true,
   printLogs: true,
   autoFlag: "--auto",
+  standalone: false,
 };
 
 /** The releases oc-exec's fixtures and compatibility matrix cover. */
@@ -41,13 +48,15 @@ const KNOWN: Record<string, Features> = {
     title: true,
     printLogs: true,
     autoFlag: null,
+    standalone: false,
   },
 };
 
 /**
  * opencode 2.x's `run` as its source has it (packages/cli/src/run/run.ts in opencode's repository):
  * no --dir (the workspace is $PWD, else the working directory), no --variant flag, no --pure, no
- * --print-logs; --auto, --fork, --title and --thinking remain. Used when `run --help` cannot be read.
+ * --print-logs; --auto, --fork, --title and --thinking remain. Used when `run --help` cannot be read,
+ * so --standalone is not assumed: a 2.x release whose help does not show it never gets a turn.
  */
 export const V2_FEATURES: Features = {
   dir: false,
@@ -58,6 +67,7 @@ export const V2_FEATURES: Features = {
   title: true,
   printLogs: false,
   autoFlag: "--auto",
+  standalone: false,
 };
 
 /** The major version, or null. 2.x is handled from its source and shaped fixtures, not a recording. */
@@ -86,5 +96,16 @@ export function parseRunHelp(help: string): Features {
       : has("--dangerously-skip-permissions")
         ? "--dangerously-skip-permissions"
         : null,
+    standalone: has("--standalone"),
   };
+}
+
+/**
+ * Why a turn must not run through this opencode's `run`: a 2.x release without --standalone would
+ * send it to the shared background service (outside any sandbox, without this environment), so
+ * oc-exec never runs one there. Null when `run` keeps the turn to itself.
+ */
+export function sharedServiceProblem(version: string | null, features: Features, where = ""): string | null {
+  if ((majorOf(version) ?? 0) < 2 || features.standalone) return null;
+  return `opencode ${version}${where} has no \`run --standalone\`: its \`run\` would send the turn to opencode's shared background service (outside any sandbox, without this environment), so oc-exec does not run it; run it through ACP instead (--acp opencode)`;
 }

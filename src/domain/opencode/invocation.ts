@@ -87,6 +87,8 @@ export function buildArgs(
 ): string[] {
   const features = input.features ?? ALL_FEATURES;
   const args = ["run", "--format", "json"];
+  // 2.x: a private server for this turn, never the shared background service (features.ts).
+  if (features.standalone) args.push("--standalone");
   // Releases without --dir take the workspace from the working directory, which we always set.
   if (features.dir) args.push("--dir", input.workspace);
   if (features.title) args.push("--title", input.title ?? titleFor(input.prompt ?? ""));

@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import { splitterOptions } from "../../domain/events/split-options.js";
 import { ensureOpencode, untestedWarning } from "../../domain/opencode/ensure.js";
+import { sharedServiceProblem } from "../../domain/opencode/features.js";
 import { buildInvocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
 import { opencodeStateProblem } from "../../domain/opencode/state-dirs.js";
 import type { Backend } from "../../engine/backend.js";
@@ -31,7 +32,12 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
   const ok = "binary" in found ? found : null;
   const detected = ok?.detected ?? null;
   const version = detected?.version ?? null;
-  const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
+  const shared = detected ? sharedServiceProblem(version, detected.features) : null;
+  const problem: LaunchProblem | null =
+    "problem" in found ? found.problem : shared ? { name: "UnsupportedRelease", message: shared } : null;
+  // 2.x's side commands (export, session delete, agent list) would reach its shared background
+  // service: none runs; the turn's own `run --standalone` is the only opencode started.
+  const standalone = detected?.features.standalone ?? false;
   const untested = detected ? untestedWarning(detected) : null;
   const warnings: Warning[] = [...(untested ? [untested] : []), ...(spec.sandbox?.warnings ?? [])];
   const { sandbox } = spec;
@@ -59,7 +65,12 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         }),
     problem,
     check(turn) {
-      const missing = detected ? unsupportedFlags(runFields(turn), detected.features) : [];
+      const missing = [
+        ...(detected ? unsupportedFlags(runFields(turn), detected.features) : []),
+        ...(standalone && turn.session.ephemeral
+          ? ["--ephemeral (its session delete would reach the shared service)"]
+          : []),
+      ];
       // In a sandbox opencode's state is the sandbox's own (private-state.ts): nothing to check here.
       const unwritable = sandbox ? null : opencodeStateProblem(turn.placement.env);
       return {
@@ -97,7 +108,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       };
       // A mistyped --agent made opencode fall back to its default agent, which may write files, with
       // only a warning: checked before the turn, once per workspace and configuration of the run.
-      if (turn.agent !== null) {
+      if (turn.agent !== null && !standalone) {
         const key = `${invocation.cwd}\0${turn.placement.opencodeConfig.content ?? ""}`;
         const known = agents.get(key) ?? listAgents(ctx);
         agents.set(key, known);
@@ -118,7 +129,7 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
           split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
         }),
         ops: {
-          export: (id) => exportSession(ctx, id),
+          export: standalone ? null : (id) => exportSession(ctx, id),
           delete: (id) => deleteSession(ctx, id),
           sessionId: null,
         },

@@ -21,6 +21,8 @@ export type ServerErrorKind =
   | "not_opencode"
   /** An opencode server from before the routes oc-exec needs (it has no /global/health). */
   | "too_old"
+  /** An opencode 2.x server: its API moved under /api/ and runs turns its own way. */
+  | "v2"
   /** opencode answered with an error status. */
   | "http";
 
@@ -30,6 +32,7 @@ export const SERVER_ERROR_NAMES: Record<ServerErrorKind, string> = {
   unauthorized: "ServerUnauthorized",
   not_opencode: "NotAnOpencodeServer",
   too_old: "OpencodeServerTooOld",
+  v2: "OpencodeServer2x",
   http: "ServerRequestFailed",
 };
 
@@ -184,6 +187,8 @@ export class ServerClient {
       // An older opencode (1.0.185 here) has no /global/health: it hands unknown routes to its web
       // app and answers 500. It still describes itself at /doc, so the user hears "too old", not
       // "not opencode" or an HTTP 500 from a route they never asked for.
+      const v2 = await this.v2Version();
+      if (v2) throw this.v2Error(v2);
       if (await this.describesOpencode())
         throw new ServerError(
           "too_old",
@@ -197,7 +202,31 @@ export class ServerClient {
     const health = value as { healthy?: unknown; version?: unknown } | null;
     if (health?.healthy !== true || !health)
       throw new ServerError("not_opencode", `${this.shown} did not answer /global/health as an opencode server does`);
-    return { version: typeof health.version === "string" ? health.version : null };
+    const version = typeof health.version === "string" ? health.version : null;
+    if (/^([2-9]|\d{2,})\./.test(version ?? "")) throw this.v2Error(version!);
+    return { version };
+  }
+
+  /** 2.x's health, under /api/ like the rest of its API: its version when it answers as one. */
+  private async v2Version(): Promise<string | null> {
+    for (const path of ["/api/health", "/api/global/health"]) {
+      try {
+        const value = (await this.request("GET", path, { timeoutMs: HEALTH_TIMEOUT_MS })) as {
+          version?: unknown;
+        } | null;
+        if (typeof value?.version === "string" && /^([2-9]|\d{2,})\./.test(value.version)) return value.version;
+      } catch {
+        // Not there: try the next, then it is not 2.x.
+      }
+    }
+    return null;
+  }
+
+  private v2Error(version: string): ServerError {
+    return new ServerError(
+      "v2",
+      `the opencode server at ${this.shown} is opencode ${version}: 2.x moved its API under /api/ and runs a turn its own way, which oc-exec's server backend does not speak (it speaks 1.x's, tested with 1.18.33); run the turn without a server (oc-exec runs \`opencode run --standalone\` with a 2.x binary), or through ACP (--acp opencode)`,
+    );
   }
 
   /** Whether GET /doc is opencode's OpenAPI document: how an opencode server of any release names itself. */

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { majorOf } from "../../domain/opencode/features.js";
 import { ownPackage } from "../../kernel/package-root.js";
 import { withoutGuardMark } from "../../sys/orphan-guard.js";
 import { isAlive } from "../../sys/pids.js";
@@ -44,6 +45,13 @@ const startProblem = (kind: ServerStartProblem["problem"]["kind"], message: stri
 
 /** Starts a server through a detached supervisor: its record, or why it did not start. */
 export async function startServer(request: StartRequest): Promise<ManagedServer | ServerStartProblem> {
+  // 2.x's server is another API (hosts/server/client.ts): refused before one starts.
+  if ((majorOf(request.version) ?? 0) >= 2)
+    return startProblem(
+      "config",
+      `opencode ${request.version}'s server is 2.x's API, which oc-exec's server backend does not speak (it speaks 1.x's, tested with 1.18.33): run turns without a server (oc-exec runs \`opencode run --standalone\` with a 2.x binary), or through ACP (--acp opencode)`,
+      "UnsupportedRelease",
+    );
   // opencode reports a taken port only as "Unexpected error ServeError" in its log: ask first.
   if (request.port !== 0 && (await portInUse(request.port)))
     return startProblem(

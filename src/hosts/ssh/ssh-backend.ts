@@ -7,7 +7,15 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { splitterOptions } from "../../domain/events/split-options.js";
-import { ALL_FEATURES, type Features, knownFeatures, majorOf, V2_FEATURES } from "../../domain/opencode/features.js";
+import {
+  ALL_FEATURES,
+  type Features,
+  knownFeatures,
+  majorOf,
+  parseRunHelp,
+  sharedServiceProblem,
+  V2_FEATURES,
+} from "../../domain/opencode/features.js";
 import { buildInvocation, type Invocation, unsupportedFlags } from "../../domain/opencode/invocation.js";
 import { lastLine, runSideCommand } from "../../domain/opencode/side-command.js";
 import { cachedRemote, rememberRemote } from "../../domain/opencode/version.js";
@@ -60,7 +68,12 @@ async function detectRemote(
   if (out.exitCode === SCRIPT_EXIT.notFound) return { problem: notFound };
   if (out.exitCode === 255) return { problem: sshFailure(destination, out.stderr) };
   const version = /(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(out.stdout)?.[1] ?? null;
-  const features = knownFeatures(version) ?? ((majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES);
+  let features = knownFeatures(version) ?? ((majorOf(version) ?? 0) >= 2 ? V2_FEATURES : ALL_FEATURES);
+  // 2.x there: its flags from its help, --standalone above all (features.ts); unreadable, none assumed.
+  if (knownFeatures(version) === null && (majorOf(version) ?? 0) >= 2) {
+    const help = await side({ dir: null, env: {}, argv: [binary, "run", "--help"] }, 30_000);
+    if (help.ok && help.stdout.includes("--")) features = parseRunHelp(help.stdout);
+  }
   if (stamp && version) rememberRemote(env, key, stamp, { version, features });
   return { version, features };
 }
@@ -93,9 +106,13 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
   });
   const found =
     "problem" in master ? { problem: master.problem } : await detectRemote(side, ssh.destination, binary, spec.env);
-  const problem: LaunchProblem | null = "problem" in found ? found.problem : null;
   const version = "problem" in found ? null : found.version;
   const features = "problem" in found ? ALL_FEATURES : found.features;
+  // 2.x on the host: `run --standalone` keeps the turn off its shared background service; a 2.x
+  // without it never gets the turn, and no side command (export, session delete) reaches it.
+  const shared = sharedServiceProblem(version, features, ` on ${ssh.destination}`);
+  const problem: LaunchProblem | null =
+    "problem" in found ? found.problem : shared ? { name: "UnsupportedRelease", message: shared } : null;
   const sessionCommand = async (what: string, argv: string[]) => {
     const out = await side({ dir: ssh.dir, env: {}, argv: [binary, ...argv] });
     return out.ok
@@ -111,7 +128,12 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     problem,
     close,
     check(turn) {
-      const missing = unsupportedFlags(runFields(turn), features);
+      const missing = [
+        ...unsupportedFlags(runFields(turn), features),
+        ...(features.standalone && turn.session.ephemeral
+          ? ["--ephemeral (its session delete would reach the shared service)"]
+          : []),
+      ];
       return {
         warnings:
           version !== null && knownFeatures(version) === null
@@ -169,11 +191,13 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
           split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
         }),
         ops: {
-          async export(id) {
-            const out = await sessionCommand(`opencode export ${id}`, ["export", id]);
-            if (!out.ok) return { error: out.error };
-            return parseExport(out.stdout, id);
-          },
+          export: features.standalone
+            ? null
+            : async (id) => {
+                const out = await sessionCommand(`opencode export ${id}`, ["export", id]);
+                if (!out.ok) return { error: out.error };
+                return parseExport(out.stdout, id);
+              },
           async delete(id) {
             const out = await sessionCommand(`opencode session delete ${id}`, ["session", "delete", id]);
             return out.ok ? true : { error: out.error };
