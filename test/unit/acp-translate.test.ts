@@ -1,6 +1,8 @@
 // ACP session updates into the lines `opencode run --format json` prints: pure, no agent.
 import { describe, expect, it } from "vitest";
-import { AcpTranslator } from "../../src/domain/events/acp-translate.js";
+import { FLAG_LABELS } from "../../src/cli/flags.js";
+import { AcpTranslator, permissionOf } from "../../src/domain/events/acp-translate.js";
+import { buildPolicy, policyAction } from "../../src/domain/opencode/permissions.js";
 
 const strip = (lines: object[]) =>
   lines.map((l) => {
@@ -98,5 +100,59 @@ describe("AcpTranslator", () => {
       { type: "error", error: { name: "UnknownError", data: { message: "boom" } } },
     ]);
     expect(strip(t.finish("max_tokens", null)).at(-1)).toMatchObject({ part: { reason: "length" } });
+  });
+});
+
+describe("an ACP permission request, answered by the caller's policy", () => {
+  const request = (kind: string, rawInput: Record<string, unknown>, locations: string[] = []) => ({
+    toolCallId: "call_1",
+    kind,
+    rawInput,
+    locations: locations.map((path) => ({ path })),
+  });
+
+  it("names the key and what the call touches, for each ACP tool kind", () => {
+    const cases: [ReturnType<typeof request>, string, string | null][] = [
+      [request("execute", { command: "npm test" }), "bash", "npm test"],
+      [request("execute", { command: ["git", "status"] }), "bash", "git status"],
+      [request("edit", { filePath: "src/a.ts" }), "edit", "src/a.ts"],
+      [request("delete", { path: "old.txt" }), "edit", "old.txt"],
+      [request("move", {}, ["from.txt"]), "edit", "from.txt"],
+      [request("read", { file_path: "README.md" }), "read", "README.md"],
+      [request("search", { pattern: "TODO" }), "grep", "TODO"],
+      [request("fetch", { url: "https://example.com/x" }), "webfetch", "https://example.com/x"],
+      [request("think", {}), "think", null],
+      [request("other", { parentDir: "/etc", filepath: "/etc/hostname" }), "external_directory", "/etc"],
+      [request("other", {}), "other", null],
+    ];
+    for (const [call, key, subject] of cases) expect(permissionOf(call)).toMatchObject({ key, subject });
+  });
+
+  it("the policy's word: a whole key, the last matching pattern, nothing when it does not say", () => {
+    const policy = buildPolicy(
+      ["read", "bash:npm *", "webfetch:https://example.com/*"],
+      ["bash:npm publish*"],
+      FLAG_LABELS,
+    );
+    if (policy === null || "problem" in policy) throw new Error("no policy");
+    const say = (key: string, subject: string | null) => policyAction(policy.value, key, subject);
+    expect(say("read", "/anything")).toBe("allow");
+    expect(say("bash", "npm test")).toBe("allow");
+    expect(say("bash", "npm publish --access public")).toBe("deny");
+    expect(say("bash", "rm -rf /")).toBe("deny");
+    expect(say("bash", null)).toBe("deny");
+    expect(say("webfetch", "https://example.com/docs")).toBe("allow");
+    expect(say("webfetch", "https://example.com.evil.test/")).toBe("deny");
+    // An allow-list denies every other key it knows; a key it does not know, it leaves alone.
+    expect(say("edit", "a.ts")).toBe("deny");
+    expect(say("think", null)).toBeNull();
+    // Only --deny: what it does not name is left to --auto.
+    const denyOnly = buildPolicy([], ["bash:rm *"], FLAG_LABELS);
+    if (denyOnly === null || "problem" in denyOnly) throw new Error("no policy");
+    expect(policyAction(denyOnly.value, "bash", "rm -rf build")).toBe("deny");
+    expect(policyAction(denyOnly.value, "bash", "ls")).toBeNull();
+    expect(policyAction("deny", "read", "x")).toBe("deny");
+    // Regular-expression characters in a pattern are literal.
+    expect(policyAction({ bash: { "a.b": "allow" } }, "bash", "axb")).toBeNull();
   });
 });

@@ -55,6 +55,36 @@ function contentText(content: unknown): string | null {
   return texts.length > 0 ? texts.join("") : null;
 }
 
+/**
+ * A permission request as opencode's policy names it: the key (opencode's name for the tool's kind;
+ * `external_directory` for opencode's own request about a path outside the workspace, which comes
+ * with kind `other`) and what the call touches, for the key's patterns: the command, the path, the
+ * URL. The table is in docs/usage.md ("Another agent").
+ */
+export function permissionOf(toolCall: Json): { key: string; subject: string | null; patterns: string[] } {
+  const kind = str(toolCall.kind);
+  const input = isObject(toolCall.rawInput) ? toolCall.rawInput : {};
+  const locations = Array.isArray(toolCall.locations)
+    ? toolCall.locations.flatMap((l) => (isObject(l) && typeof l.path === "string" ? [l.path] : []))
+    : [];
+  const command = Array.isArray(input.command)
+    ? input.command.filter((w): w is string => typeof w === "string").join(" ")
+    : str(input.command);
+  const external = kind === "other" && str(input.parentDir);
+  const key = external ? "external_directory" : ((kind && KIND_TO_KEY[kind]) ?? kind ?? "other");
+  const subject =
+    command ??
+    (external ? str(input.parentDir) : null) ??
+    str(input.filePath) ??
+    str(input.file_path) ??
+    str(input.path) ??
+    str(input.url) ??
+    str(input.pattern) ??
+    locations[0] ??
+    null;
+  return { key, subject, patterns: command ? [command] : locations };
+}
+
 export class AcpTranslator {
   private stepOpen = false;
   private text = "";
@@ -158,22 +188,11 @@ export class AcpTranslator {
    * tool call's failure. The key is opencode's name for the tool's kind; the patterns, what it touches.
    */
   refused(toolCall: Json): Json[] {
-    const kind = str(toolCall.kind);
-    const input = isObject(toolCall.rawInput) ? toolCall.rawInput : {};
-    const locations = Array.isArray(toolCall.locations)
-      ? toolCall.locations.flatMap((l) => (isObject(l) && typeof l.path === "string" ? [l.path] : []))
-      : [];
-    const command = str(input.command);
-    // opencode asks for a path outside the workspace with kind `other` and the directory it lies in.
-    const key = kind === "other" && str(input.parentDir) ? "external_directory" : ((kind && KIND_TO_KEY[kind]) ?? kind);
+    const { key, patterns } = permissionOf(toolCall);
     return [
       ...this.open(),
       ...this.flush(),
-      this.line("permission_rejected", {
-        permission: key ?? "other",
-        patterns: command ? [command] : locations,
-        callID: str(toolCall.toolCallId),
-      }),
+      this.line("permission_rejected", { permission: key, patterns, callID: str(toolCall.toolCallId) }),
     ];
   }
 

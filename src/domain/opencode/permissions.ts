@@ -200,3 +200,31 @@ function removedKeys(value: unknown): Set<string> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return new Set();
   return new Set(Object.entries(value).flatMap(([key, action]) => (action === "deny" ? [key] : [])));
 }
+
+/** A rule's pattern against what a call touches: `*` is any run of characters, `?` any one; the rest literal. */
+function wildcard(pattern: string, subject: string): boolean {
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
+  return new RegExp(`^${source}$`, "s").test(subject);
+}
+
+/**
+ * What a permission config (OPENCODE_PERMISSION's shape, as --allow/--deny build it) says of one
+ * request: its key's action, or the last of the key's patterns that matches `subject` (what the
+ * call touches: a command, a path, a URL), as opencode applies them; null when it says nothing.
+ * How another agent's requests are answered from the same rules (hosts/acp/).
+ */
+export function policyAction(value: unknown, key: string, subject: string | null): PermissionRule["action"] | null {
+  const isAction = (a: unknown): a is PermissionRule["action"] => a === "allow" || a === "deny" || a === "ask";
+  if (isAction(value)) return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const rule = (value as Record<string, unknown>)[key];
+  if (isAction(rule)) return rule;
+  if (typeof rule !== "object" || rule === null || Array.isArray(rule)) return null;
+  let action: PermissionRule["action"] | null = null;
+  for (const [pattern, said] of Object.entries(rule))
+    if (isAction(said) && (pattern === "*" || (subject !== null && wildcard(pattern, subject)))) action = said;
+  return action;
+}

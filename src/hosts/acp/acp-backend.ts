@@ -97,6 +97,7 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
           cwd: turn.placement.dir,
           prompt: input.prompt,
           model: turn.model,
+          policy: input.policy,
           auto: turn.auto,
           killAfterMs: turn.killAfterMs,
           split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes).stderr,

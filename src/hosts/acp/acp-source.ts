@@ -3,13 +3,15 @@
 // made in the workspace, the prompt sent, and every session update translated into the lines the
 // normalizer reads (domain/events/acp-translate.ts). oc-exec is the client: it offers no file system
 // or terminal of its own, so the agent works in the workspace as it would alone. A permission the
-// agent asks for is granted only under --auto; otherwise refused, and the refusal is remembered,
-// since the agent then ends its turn normally. Its stderr is the source's log.
+// agent asks for is answered by the caller's policy: what --allow/--deny allow is granted, what
+// they deny refused, the rest granted only under --auto; a refusal is remembered, since the agent
+// then ends its turn normally. Its stderr is the source's log.
 import { client, ndJsonStream, PROTOCOL_VERSION, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
-import { type AcpError, AcpTranslator, type AcpUsage } from "../../domain/events/acp-translate.js";
+import { type AcpError, AcpTranslator, type AcpUsage, permissionOf } from "../../domain/events/acp-translate.js";
 import { LineSplitter, type SplitterOptions } from "../../domain/events/line-splitter.js";
 import type { Json } from "../../domain/events/upstream.js";
 import type { SourceEnd, UpstreamSource } from "../../domain/events/upstream-source.js";
+import { policyAction } from "../../domain/opencode/permissions.js";
 import { startProcess } from "../../sys/process.js";
 
 export type AcpTurn = {
@@ -20,7 +22,9 @@ export type AcpTurn = {
   prompt: string;
   /** provider/model, set through the session's model option when the agent offers one. */
   model: string | null;
-  /** --auto: grant what the agent asks; otherwise every request is refused (nobody can answer). */
+  /** --allow/--deny as a permission config (OPENCODE_PERMISSION's shape), or null for none. */
+  policy: Record<string, unknown> | null;
+  /** --auto: grant what the policy does not decide; otherwise it is refused (nobody can answer). */
   auto: boolean;
   killAfterMs: number;
   split: SplitterOptions;
@@ -78,7 +82,11 @@ export function acpSource(turn: AcpTurn): UpstreamSource {
         .onRequest("session/request_permission", ({ params }): RequestPermissionResponse => {
           const options = params.options;
           const pick = (kinds: string[]) => options.find((o) => kinds.includes(o.kind));
-          const allow = turn.auto ? pick(["allow_once", "allow_always"]) : undefined;
+          const { key, subject } = permissionOf(params.toolCall as unknown as Json);
+          const said = turn.policy ? policyAction(turn.policy, key, subject) : null;
+          const grant = said === "allow" || (said !== "deny" && turn.auto);
+          // Once, never "always": the next call is asked for, and answered, on its own.
+          const allow = grant ? (pick(["allow_once"]) ?? pick(["allow_always"])) : undefined;
           if (allow) return { outcome: { outcome: "selected", optionId: allow.optionId } };
           if (translator) emit(translator.refused(params.toolCall as unknown as Json));
           const reject = pick(["reject_once", "reject_always"]);
