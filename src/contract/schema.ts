@@ -163,6 +163,18 @@ const RunStartedSchema = event(
       .describe(
         "The sandbox opencode runs in (--sandbox, or its server's: server start --sandbox); absent when it runs without one.",
       ),
+    acp: z
+      .object({
+        name: z.string().describe("The agent --acp named: a built-in name, or its command's first word."),
+        agent_name: nullableString("The name the agent gave itself in ACP's initialize, or null."),
+        version: nullableString("The version the agent gave in ACP's initialize, or null when it gave none."),
+        protocol_version: z.number().int().describe("The ACP protocol version the agent answered initialize with."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "With --acp: the agent that runs the turn, started and initialized before this line; opencode.path is then its command. Absent otherwise.",
+      ),
   },
   "Always the first line, written before opencode is spawned.",
 );

@@ -53,6 +53,8 @@ export type Backend = {
   readonly opencode: EventOf<"run.started">["opencode"];
   /** Permission keys the backend itself takes from every session (a server: question): its policy too. */
   readonly removes?: readonly string[];
+  /** The ACP agent every turn on this backend runs through, as run.started describes it. */
+  readonly acp?: EventOf<"run.started">["acp"];
   /** The sandbox every turn on this backend runs in, as run.started and result describe it. */
   readonly sandbox?: EventOf<"run.started">["sandbox"];
   /** A command (a --verify check) as it runs where the turn's tools run: inside its sandbox. */

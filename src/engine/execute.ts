@@ -43,7 +43,7 @@ export async function executeTurn(
   const retrying = options.retry > 0 || options.fallbackModel !== null;
   // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
   // A policy that does not build is reported by the turn's prologue; meanwhile it removes nothing.
-  const removed = new Set("removed" in options.policy ? options.policy.removed : []);
+  const removed = new Set("removed" in options.placement.policy ? options.placement.policy.removed : []);
   const core = createTurnCore(
     {
       workspace: options.placement.dir,

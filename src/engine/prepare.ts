@@ -24,6 +24,7 @@ export function announceTurn(options: ResolvedTurn, core: TurnCore, backend: Bac
     agent: options.agent,
     resume: options.session.id,
     ...(backend?.sandbox ? { sandbox: backend.sandbox } : {}),
+    ...(backend?.acp ? { acp: backend.acp } : {}),
   });
 }
 
@@ -137,7 +138,7 @@ async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<Tur
   }
   for (const w of read.warnings) core.normalizer.warning(w.code, w.message);
   if (read.text.trim() === "") return { problem: { name: "UsageError", message: "the prompt is empty" } };
-  const { policy } = options;
+  const { policy } = options.placement;
   if ("problem" in policy) return policy;
   for (const w of policy.warnings) core.normalizer.warning(w.code, w.message);
   return {

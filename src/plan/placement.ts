@@ -3,6 +3,7 @@
 // from this value alone (hosts/make-backend.ts); the session and the turn are resolved beside it.
 import { resolve } from "node:path";
 import { type ConfigContent, mergeConfigContent } from "../domain/opencode/config-content.js";
+import { type TurnPolicy, turnPolicy } from "../domain/opencode/permissions.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { API_LABELS, type OptionLabels } from "../domain/outcome/labels.js";
 import { type Limit, parseDuration } from "../kernel/duration.js";
@@ -36,6 +37,11 @@ export type Placement = {
   pure: boolean;
   /** The models a turn here may call (its model, then its fallback): a sandbox lets their providers through. */
   models: { model: string | null; fallback: string | null };
+  /**
+   * --allow/--deny (or the inherited OPENCODE_PERMISSION) as the one policy, or its problem: built
+   * once, here, since an agent that serves every turn of the run (an ACP agent) runs under it.
+   */
+  policy: TurnPolicy;
   /** How long opencode (or the ssh connection) may take to start; null = no limit. */
   startupTimeout: Limit | null;
   /** What the caller calls the placement's options, for a host's messages. */
@@ -63,6 +69,8 @@ export type PlacementOptions = Pick<
   | "model"
   | "fallbackModel"
   | "startupTimeoutMs"
+  | "allow"
+  | "deny"
 >;
 
 /** Where the turn runs, checked: hosts that exclude each other are refused before anything runs. */
@@ -120,6 +128,7 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
     opencodeConfig: mergeConfigContent(env.OPENCODE_CONFIG_CONTENT, options.config ?? [], labels.config),
     pure: options.pure ?? false,
     models: { model: options.model ?? null, fallback: options.fallbackModel ?? null },
+    policy: turnPolicy(options.allow ?? [], options.deny ?? [], env.OPENCODE_PERMISSION, labels),
     startupTimeout: startupMs === null ? null : { ms: startupMs, option: labels.startupTimeoutMs },
     names: { attach: labels.attach, config: labels.config, pure: labels.pure, ssh: labels.ssh, acp: labels.acp },
   };

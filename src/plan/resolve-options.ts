@@ -4,7 +4,6 @@
 import { resolve } from "node:path";
 import type { Clock } from "../domain/events/emitter.js";
 import { makeRedactor, type Redactor, secretValues } from "../domain/events/secrets.js";
-import { type TurnPolicy, turnPolicy } from "../domain/opencode/permissions.js";
 import type { BudgetLimit, Budgets } from "../domain/outcome/budget.js";
 import type { StopReason } from "../domain/outcome/classify.js";
 import { ConfigError } from "../domain/outcome/errors.js";
@@ -44,8 +43,6 @@ export type ResolvedTurn = {
   allow: string[];
   deny: string[];
   auto: boolean;
-  /** --allow/--deny (or the inherited OPENCODE_PERMISSION) as the one policy, or its problem: built once. */
-  policy: TurnPolicy;
   /** Replaces the environment's secrets and known token shapes in everything the turn writes. */
   redactor: Redactor;
   files: string[];
@@ -181,7 +178,6 @@ export function resolveTurnOptions(
     allow: options.allow ?? [],
     deny: options.deny ?? [],
     auto: options.auto ?? false,
-    policy: turnPolicy(options.allow ?? [], options.deny ?? [], env.OPENCODE_PERMISSION, labels),
     redactor: makeRedactor(secretValues(env, options.redactEnv)),
     // Over ssh, files are paths on the host.
     files: (options.files ?? []).map((f) => (ssh ? f : resolve(f))),

@@ -34,6 +34,13 @@ describe("--acp opencode: a turn through opencode's ACP mode", () => {
       type: "run.started",
       opencode: { path: expect.stringMatching(/opencode acp$/) },
     });
+    // The agent, as it introduced itself in initialize, before the turn's first line.
+    expect((run.events[0] as { acp?: unknown }).acp).toEqual({
+      name: "opencode",
+      agent_name: "OpenCode",
+      version: "1.18.33",
+      protocol_version: 1,
+    });
     expect(stable(eventsOf(run, "tool")[0]!)).toEqual({
       type: "tool",
       seq: 3,
@@ -94,6 +101,32 @@ describe("--acp opencode: a turn through opencode's ACP mode", () => {
     expect(descendants(pid!)).toEqual([]);
     // Its own TMPDIR (and the native library opencode leaves there) went with the run.
     expect(readdirSync(tmp)).toEqual([]);
+  });
+});
+
+describe("--acp: one agent for the run", () => {
+  it("a conversation: every turn a prompt in the one session of the one agent, the second seeing the first", async () => {
+    const input = `${["scenario:echo remember the word fig", "scenario:echo what was the word?"].map((p) => JSON.stringify({ prompt: p })).join("\n")}\n`;
+    const run = await e2e.run(["-q", "--acp", "opencode", "--input-format", "jsonl"], { stdin: input });
+    expect(run.code, run.stderr).toBe(0);
+    const results = run.events.filter((e) => e.type === "result") as {
+      class: string;
+      text: string;
+      session_id: string;
+    }[];
+    expect(results.map((r) => r.class)).toEqual(["success", "success"]);
+    // The scripted model answers from the session's first user message: turn 2 was sent in turn 1's session.
+    expect(results[1]!.text).toBe("you said: scenario:echo remember the word fig");
+    expect(new Set(results.map((r) => r.session_id)).size).toBe(1);
+    expect(
+      e2e
+        .requestsFor("remember the word fig")
+        .at(-1)!
+        .body.messages.filter((m) => m.role === "user"),
+    ).toHaveLength(2);
+    // run.started of each turn names the agent the run started.
+    const started = run.events.filter((e) => e.type === "run.started") as { acp?: { name: string } }[];
+    expect(started.map((s) => s.acp?.name)).toEqual(["opencode", "opencode"]);
   });
 });
 

@@ -1,7 +1,8 @@
-// The ACP host (--acp AGENT): every turn starts the agent, speaks the Agent Client Protocol to it
-// over its stdio, and ends it (acp-source.ts). Made once per run: the agent's command found (for
-// `opencode`, the binary oc-exec already uses, with `acp`), nothing started until a turn opens.
-// The engine is the one every host feeds: the agent's updates become the lines it reads.
+// The ACP host (--acp AGENT): made once per run, it finds the agent's command (for `opencode`, the
+// binary oc-exec already uses, with `acp`), starts the agent and initializes it (acp-agent.ts), so
+// run.started can say which agent runs the turn; each turn is a new session on that agent, and the
+// agent ends when the run does. The engine is the one every host feeds: the agent's updates become
+// the lines it reads.
 import { rmSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { splitterOptions } from "../../domain/events/split-options.js";
@@ -11,12 +12,16 @@ import { searchPath } from "../../domain/opencode/locate.js";
 import type { Backend } from "../../engine/backend.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import type { AcpSpec } from "../../plan/acp-spec.js";
+import { DEFAULTS } from "../../plan/options.js";
 import type { Placement } from "../../plan/placement.js";
 import { ownTempDir } from "../../sys/own-temp.js";
-import { acpSource } from "./acp-source.js";
+import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
 
 /** `opencode`: with the built-in `opencode`, the binary asked for (--opencode), else the usual search. */
-export type AcpBackendSpec = Pick<Placement, "opencode" | "env" | "names"> & { acp: AcpSpec; signal?: AbortSignal };
+export type AcpBackendSpec = Pick<
+  Placement,
+  "opencode" | "env" | "names" | "dir" | "opencodeConfig" | "policy" | "startupTimeout"
+> & { acp: AcpSpec; signal?: AbortSignal };
 
 export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   let argv = spec.acp.argv;
@@ -51,16 +56,55 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     return tmp;
   };
   const isOpencode = spec.acp.argv === null;
+  // The agent runs for the whole run, in the workspace, with the run's environment; opencode reads
+  // the policy and the extra configuration from it, as under `run`. A policy or configuration that
+  // does not build starts nothing: the turn reports it.
+  let agent: AcpAgent | null = null;
+  const policy = "problem" in spec.policy ? null : spec.policy.value;
+  const content = "content" in spec.opencodeConfig ? spec.opencodeConfig.content : undefined;
+  const ready = !("problem" in spec.policy) && !(isOpencode && "problem" in spec.opencodeConfig);
+  if (problem === null && argv !== null && ready) {
+    const env = isOpencode ? buildEnv(spec.env, { permission: policy, configContent: content }) : buildEnv(spec.env);
+    const started = await startAcpAgent({
+      file: argv[0]!,
+      args: argv.slice(1),
+      env: { ...env, PWD: spec.dir, TMPDIR: ownTmp(spec.env) },
+      cwd: spec.dir,
+      startup: spec.startupTimeout,
+      killAfterMs: DEFAULTS.killAfterMs,
+      split: splitterOptions(DEFAULTS.maxLineBytes, DEFAULTS.maxOutputBytes).stderr,
+      shown,
+      signal: spec.signal,
+    });
+    if ("problem" in started) problem = started.problem;
+    else agent = started;
+  }
   return {
     opencode: { path: (argv ?? ["opencode", "acp"]).join(" "), version },
+    ...(agent
+      ? {
+          acp: {
+            name: spec.acp.name,
+            agent_name: agent.info.name,
+            version: agent.info.version,
+            protocol_version: agent.info.protocolVersion,
+          },
+        }
+      : {}),
     problem,
     async close() {
+      await agent?.close();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
     },
     check(turn) {
-      // What ACP has no way to say yet: the session to resume and the variant are opencode run's.
+      // A session is continued when the agent made it in this run (a conversation's next turn,
+      // another attempt, a --verify repair) or can load one (ACP's loadSession); "the most recent"
+      // and forks are opencode run's.
       const unsupported = [
-        turn.session.id !== null || turn.session.continue ? `${turn.labels.session}/${turn.labels.continue}` : null,
+        turn.session.continue ? turn.labels.continue : null,
+        turn.session.id !== null && agent !== null && !agent.canContinue(turn.session.id)
+          ? `${turn.labels.session} (the agent cannot load a session it did not make in this run)`
+          : null,
         turn.session.fork ? turn.labels.fork : null,
         turn.variant !== null ? "--variant" : null,
         turn.files.length > 0 ? turn.labels.files : null,
@@ -72,36 +116,24 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
           unsupported.length > 0
             ? {
                 name: "UnsupportedFlag",
-                message: `${shown} does not take ${unsupported.join(", ")} yet: each ACP turn is a new session in the workspace; nothing was run`,
+                message: `${shown} does not take ${unsupported.join(", ")} yet; nothing was run`,
               }
             : null,
       };
     },
     async open(turn, input) {
-      if (problem || argv === null) return { problem: problem! };
       if (isOpencode && "problem" in turn.placement.opencodeConfig)
         return { problem: turn.placement.opencodeConfig.problem };
-      // opencode reads the policy and the extra configuration from its environment, as under `run`.
-      const env = isOpencode
-        ? buildEnv(turn.placement.env, {
-            permission: input.policy,
-            configContent:
-              "content" in turn.placement.opencodeConfig ? turn.placement.opencodeConfig.content : undefined,
-          })
-        : buildEnv(turn.placement.env);
+      if (problem || agent === null) return { problem: problem! };
       return {
-        source: acpSource({
-          file: argv[0]!,
-          args: argv.slice(1),
-          env: { ...env, PWD: turn.placement.dir, TMPDIR: ownTmp(turn.placement.env) },
+        source: agent.turn({
           cwd: turn.placement.dir,
+          session: turn.session.id,
           prompt: input.prompt,
           model: turn.model,
           policy: input.policy,
           auto: turn.auto,
-          killAfterMs: turn.killAfterMs,
           split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes).stderr,
-          shown,
         }),
         // A session of its own per turn, in the agent's own store: nothing to export or delete here.
         ops: { export: null, delete: async () => true, sessionId: null },

@@ -1,0 +1,334 @@
+// One ACP agent for a run: started once in its own process group, spoken to over its stdio with the
+// official SDK (JSON-RPC 2.0, newline-delimited), initialized once (what run.started says of it),
+// and asked for a session per turn (a conversation's turns share the agent, as the issue of warm
+// reuse asks). oc-exec is the client: it offers no file system or terminal of its own, so the agent
+// works in the workspace as it would alone. A permission the agent asks for is answered by the
+// caller's policy: what --allow/--deny allow is granted once, what they deny refused, the rest
+// granted only under --auto; a refusal is remembered, since the agent then ends its turn normally.
+// Its stderr is the current turn's log. Each turn's updates become the lines the normalizer reads
+// (domain/events/acp-translate.ts).
+import {
+  type ClientConnection,
+  client,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  type RequestPermissionResponse,
+} from "@agentclientprotocol/sdk";
+import { type AcpError, AcpTranslator, type AcpUsage, permissionOf } from "../../domain/events/acp-translate.js";
+import { LineSplitter, type SplitterOptions } from "../../domain/events/line-splitter.js";
+import type { Json } from "../../domain/events/upstream.js";
+import type { SourceEnd, UpstreamSource } from "../../domain/events/upstream-source.js";
+import { policyAction } from "../../domain/opencode/permissions.js";
+import { formatDuration } from "../../kernel/duration.js";
+import type { LaunchProblem } from "../../kernel/problem.js";
+import { startProcess } from "../../sys/process.js";
+
+export type AcpAgentSpec = {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** How long the agent may take to answer `initialize`, and what set it; null = no limit. */
+  startup: { ms: number; option: string } | null;
+  killAfterMs: number;
+  split: SplitterOptions;
+  /** What the agent is called in messages (--acp's value). */
+  shown: string;
+  /** Aborted when the turn stops before the agent is ready. */
+  signal?: AbortSignal;
+};
+
+/** What the agent said of itself in `initialize`: what run.started reports. */
+export type AcpAgentInfo = { name: string | null; version: string | null; protocolVersion: number };
+
+export type AcpTurn = {
+  cwd: string;
+  /** A session to continue (a conversation's next turn, another attempt, a --verify repair), or null for a new one. */
+  session: string | null;
+  prompt: string;
+  /** provider/model, set through the session's model option when the agent offers one. */
+  model: string | null;
+  /** --allow/--deny as a permission config (OPENCODE_PERMISSION's shape), or null for none. */
+  policy: Record<string, unknown> | null;
+  /** --auto: grant what the policy does not decide; otherwise it is refused (nobody can answer). */
+  auto: boolean;
+  split: SplitterOptions;
+};
+
+export type AcpAgent = {
+  info: AcpAgentInfo;
+  /** Whether a turn can continue this session: one this agent made in the run, or any it can load. */
+  canContinue(session: string): boolean;
+  /** One turn: a new session in `cwd`, the prompt, its updates as lines. */
+  turn(turn: AcpTurn): UpstreamSource;
+  /** Ends the agent and everything it started. */
+  close(): Promise<void>;
+};
+
+/** What the current turn does with what the agent sends. */
+type TurnHandlers = {
+  log(line: string): void;
+  update(sessionId: string, update: Json): void;
+  permission(toolCall: Json): boolean;
+};
+
+const isRequestError = (e: unknown): e is AcpError =>
+  typeof e === "object" && e !== null && typeof (e as AcpError).code === "number" && "message" in e;
+
+export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { problem: LaunchProblem }> {
+  let current: TurnHandlers | null = null;
+  // The agent's last words, for the message when it goes away.
+  let lastLog = "";
+  const stderr = new LineSplitter((line) => {
+    if (line.text.trim() !== "") lastLog = line.text.trim();
+    current?.log(line.text);
+  }, spec.split);
+  let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  const fromAgent = new ReadableStream<Uint8Array>({
+    start: (c) => {
+      controller = c;
+    },
+  });
+  let held = false;
+  const queued: Uint8Array[] = [];
+  const running = startProcess(
+    { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: "" },
+    {
+      stdout: (chunk) => {
+        const bytes = new Uint8Array(chunk);
+        if (held) queued.push(bytes);
+        else controller?.enqueue(bytes);
+      },
+      stderr: (chunk) => stderr.push(chunk),
+    },
+    { keepInputOpen: true },
+  );
+  const hold = (on: boolean) => {
+    held = on;
+    if (!on) for (const bytes of queued.splice(0)) controller?.enqueue(bytes);
+  };
+  let ended: Awaited<typeof running.done> | null = null;
+  const gone = running.done.then((end) => {
+    ended = end;
+    stderr.end();
+    // Whatever the agent wrote is read to the end once it exits.
+    hold(false);
+    try {
+      controller?.close();
+    } catch {
+      // Already closed.
+    }
+    return end;
+  });
+  const toAgent = new WritableStream<Uint8Array>({ write: (chunk) => running.write(chunk) });
+
+  const connection: ClientConnection = client()
+    .onRequest("session/request_permission", ({ params }): RequestPermissionResponse => {
+      const options = params.options;
+      const pick = (kinds: string[]) => options.find((o) => kinds.includes(o.kind));
+      const grant = current?.permission(params.toolCall as unknown as Json) ?? false;
+      // Once, never "always": the next call is asked for, and answered, on its own.
+      const allow = grant ? (pick(["allow_once"]) ?? pick(["allow_always"])) : undefined;
+      if (allow) return { outcome: { outcome: "selected", optionId: allow.optionId } };
+      const reject = pick(["reject_once", "reject_always"]);
+      return reject
+        ? { outcome: { outcome: "selected", optionId: reject.optionId } }
+        : { outcome: { outcome: "cancelled" } };
+    })
+    .onNotification("session/update", ({ params }) => {
+      current?.update(params.sessionId, params.update as unknown as Json);
+    })
+    .connect(ndJsonStream(toAgent, fromAgent));
+
+  /** Ends the agent: its stdin closed, then its whole process group after the grace (at once: force). */
+  const end = async (force = false) => {
+    connection.close();
+    running.endInput();
+    running.stop({ graceMs: spec.killAfterMs, force });
+    await gone;
+  };
+  const how = (end: NonNullable<typeof ended>) => (end.signal ? `killed by ${end.signal}` : `exit ${end.exitCode}`);
+
+  // initialize, within --startup-timeout and until the turn stops.
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<"timeout">((resolve) => {
+    if (spec.startup) timer = setTimeout(() => resolve("timeout"), spec.startup.ms);
+  });
+  const aborted = new Promise<"aborted">((resolve) => {
+    if (spec.signal?.aborted) resolve("aborted");
+    spec.signal?.addEventListener("abort", () => resolve("aborted"), { once: true });
+  });
+  const initialized = connection.agent
+    .request("initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    })
+    .then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+  const first = await Promise.race([initialized, limit, aborted, gone.then(() => "gone" as const)]);
+  clearTimeout(timer);
+  if (first === "gone" || first === "timeout" || first === "aborted" || "error" in first) {
+    const stopped = first === "aborted";
+    await end(true);
+    const end_ = ended as Awaited<typeof running.done> | null;
+    if (end_?.spawnError)
+      return { problem: { name: "AcpAgentNotFound", message: `could not start ${spec.shown}: ${end_.spawnError}` } };
+    const said = lastLog ? `; it said: ${lastLog}` : "";
+    const message =
+      first === "timeout"
+        ? `${spec.shown} did not answer ACP's initialize within ${spec.startup!.option} ${formatDuration(spec.startup!.ms, "exact")}${said}`
+        : stopped
+          ? `${spec.shown} was stopped before it answered ACP's initialize`
+          : first !== "gone" && isRequestError(first.error)
+            ? `${spec.shown} refused ACP's initialize: ${first.error.message}${said}`
+            : `${spec.shown} ended before it answered ACP's initialize (${end_ ? how(end_) : "no answer"}${said})`;
+    return { problem: { name: "AcpAgentFailed", message } };
+  }
+  const { agentInfo, protocolVersion } = first.value as {
+    agentInfo?: { name?: unknown; version?: unknown } | null;
+    protocolVersion: number;
+  };
+  const info: AcpAgentInfo = {
+    name: typeof agentInfo?.name === "string" ? agentInfo.name : null,
+    version: typeof agentInfo?.version === "string" ? agentInfo.version : null,
+    protocolVersion,
+  };
+  const canLoad =
+    (first.value as { agentCapabilities?: { loadSession?: unknown } }).agentCapabilities?.loadSession === true;
+  // The sessions this agent made in the run: a later turn continues one without loading it.
+  const sessions = new Set<string>();
+
+  return {
+    info,
+    canContinue: (session) => sessions.has(session) || canLoad,
+    close: () => end(),
+    turn: (turn) => ({
+      // Its `initialize` took a second or more for the agents that start a server of their own; the
+      // first update of the turn still waits on the model.
+      startsOpencode: true,
+      start(sink) {
+        const emit = (lines: Json[]) => {
+          for (const line of lines) {
+            const text = JSON.stringify(line);
+            sink.eventLine({ text, truncated: false, cut: false, bytes: Buffer.byteLength(text) });
+          }
+        };
+        let translator: AcpTranslator | null = null;
+        let sessionId: string | null = null;
+        let cancel: (() => void) | null = null;
+        let stopping = false;
+        let finished = false;
+        let killer: NodeJS.Timeout | undefined;
+        current = {
+          log: (line) => sink.logLine(line),
+          update: (id, update) => {
+            if (translator && id === sessionId) emit(translator.update(update));
+          },
+          permission: (toolCall) => {
+            const { key, subject } = permissionOf(toolCall);
+            const said = turn.policy ? policyAction(turn.policy, key, subject) : null;
+            const grant = said === "allow" || (said !== "deny" && turn.auto);
+            if (!grant && translator) emit(translator.refused(toolCall));
+            return grant;
+          },
+        };
+        const agent = connection.agent;
+        const run = (async () => {
+          if (ended) throw new Error("the agent is gone");
+          let id: string;
+          let configOptions: { id: string; category?: string | null }[] = [];
+          if (turn.session !== null && sessions.has(turn.session)) id = turn.session;
+          else if (turn.session !== null) {
+            // An earlier run's session: loading it replays its history as updates, which are not
+            // this turn's (no translator yet: they are dropped).
+            const loaded = await agent.request("session/load", {
+              sessionId: turn.session,
+              cwd: turn.cwd,
+              mcpServers: [],
+            });
+            id = turn.session;
+            configOptions = (loaded as { configOptions?: typeof configOptions } | null)?.configOptions ?? [];
+          } else {
+            const session = await agent.request("session/new", { cwd: turn.cwd, mcpServers: [] });
+            id = session.sessionId;
+            configOptions = session.configOptions ?? [];
+          }
+          sessions.add(id);
+          sessionId = id;
+          translator = new AcpTranslator(id);
+          if (turn.model) {
+            const option = configOptions.find((o) => o.category === "model");
+            if (!option) {
+              emit(
+                translator.error({
+                  code: -32602,
+                  message: `${spec.shown} offers no model to choose, so -m ${turn.model} cannot apply; leave -m out to use the agent's own`,
+                  data: { errorName: "ConfigInvalidError" },
+                }),
+              );
+              return;
+            }
+            await agent.request("session/set_config_option", {
+              sessionId: id,
+              configId: option.id,
+              value: turn.model,
+            } as never);
+          }
+          cancel = () => void agent.notify("session/cancel", { sessionId: id }).catch(() => {});
+          if (stopping) cancel();
+          try {
+            const response = await agent.request("session/prompt", {
+              sessionId: id,
+              prompt: [{ type: "text", text: turn.prompt }],
+            });
+            // usage: in the response (opencode), not yet in ACP's stable schema.
+            const { usage } = response as { usage?: AcpUsage };
+            emit(translator.finish(response.stopReason, usage ?? null));
+          } catch (error) {
+            if (!isRequestError(error)) throw error;
+            emit(translator.error(error));
+          }
+        })();
+        const done = run
+          .then(
+            () => null,
+            (error: unknown) => error,
+          )
+          .then(async (error): Promise<SourceEnd> => {
+            finished = true;
+            clearTimeout(killer);
+            current = null;
+            if (error === null) return { process: null, failure: null, lost: null };
+            // A stopped turn whose agent had to be ended: the stop's class, not the agent's failure.
+            const end = await Promise.race([gone, new Promise<null>((r) => setTimeout(() => r(null), 1000))]);
+            if (stopping) return { process: null, failure: null, lost: null };
+            const what = isRequestError(error) ? error.message : error instanceof Error ? error.message : String(error);
+            // The agent started and then failed the conversation: the turn's failure, not the caller's.
+            return {
+              process: null,
+              failure: null,
+              lost: {
+                name: "AcpAgentFailed",
+                message: `${spec.shown} ended the conversation (${end ? how(end) : "it stopped answering"}${lastLog ? `; it said: ${lastLog}` : ""}): ${what}`,
+              },
+            };
+          });
+        return {
+          done,
+          hold,
+          stop(force) {
+            stopping = true;
+            if (finished) return;
+            cancel?.();
+            // A cancelled prompt answers `cancelled`; an agent that does not, within the grace, is
+            // ended with everything it started (the run's later turns then find it gone).
+            if (force) void end(true);
+            else killer ??= setTimeout(() => void end(true), spec.killAfterMs);
+          },
+        };
+      },
+    }),
+  };
+}
