@@ -1,11 +1,12 @@
 // --acp: a turn through the Agent Client Protocol, with the real `opencode acp` against the
 // scripted model: the same events, classes and exit codes as `opencode run` gives, distinct on a
 // refused key, an overflow, a denial and a stall; and nothing of the agent left behind.
+import { randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { descendants } from "../support/procs.js";
+import { marked } from "../support/procs.js";
 import { eventsOf } from "../support/run-cli.js";
 
 const e2e = useE2E();
@@ -89,16 +90,14 @@ describe("--acp opencode: a turn through opencode's ACP mode", () => {
   it("a stalled model: --timeout ends the turn with 124, and the agent and its tools are gone", async () => {
     const tmp = join(e2e.home.root, "acp-tmp");
     mkdirSync(tmp, { recursive: true });
-    let pid: number | undefined;
+    const mark = randomUUID();
     const run = await e2e.run(["-q", "--timeout", "5s", "--acp", "opencode", "scenario:hang acp-hang"], {
-      extraEnv: { TMPDIR: tmp },
-      onSpawn: (child) => {
-        pid = child.pid;
-      },
+      extraEnv: { TMPDIR: tmp, OC_EXEC_TEST_MARK: mark },
     });
     expect(run.code).toBe(124);
     expect(run.result).toMatchObject({ class: "timeout", error: { timeout: { kind: "turn", ms: 5000 } } });
-    expect(descendants(pid!)).toEqual([]);
+    // oc-exec has exited: the agent and everything it started went with it (wherever reparented).
+    expect(marked(mark)).toEqual([]);
     // Its own TMPDIR (and the native library opencode leaves there) went with the run.
     expect(readdirSync(tmp)).toEqual([]);
   });
@@ -176,5 +175,55 @@ process.stdin.once("data", (d) => {
     expect(run.result.error!.message).toMatch(
       /^--acp dying-agent ended the conversation \(exit 3; it said: dying-agent: out of luck\): /,
     );
+  });
+
+  // A scripted agent for what no real one does on demand: lines that are not JSON-RPC around its
+  // answers, and a turn it ends with `stopReason` STOP.
+  const scriptedAgent = (stopReason: string) => {
+    const bin = join(e2e.home.root, "acp-bin");
+    mkdirSync(bin, { recursive: true });
+    const agent = join(bin, `agent-${stopReason}`);
+    writeFileSync(
+      agent,
+      `#!/usr/bin/env node
+const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") {
+    process.stdout.write("garbage: not json\\n{\\"half\\": \\n");
+    out({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {}, agentInfo: { name: "scripted", version: "0.0.1" } } });
+  }
+  if (m.method === "session/new") out({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+  if (m.method === "session/prompt") {
+    process.stdout.write("\\u001b[31mmore garbage\\u0000\\n");
+    out({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "an answer" } } } });
+    out({ jsonrpc: "2.0", id: m.id, result: { stopReason: ${JSON.stringify(stopReason)} } });
+  }
+});
+`,
+    );
+    chmodSync(agent, 0o755);
+    return agent;
+  };
+
+  it("lines that are not JSON-RPC around the agent's answers are ignored: the turn is judged by its answers", async () => {
+    const run = await e2e.run(["-q", "-n", "--acp", scriptedAgent("end_turn"), "hi"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "an answer" });
+    expect((run.events[0] as { acp?: unknown }).acp).toEqual({
+      name: "agent-end_turn",
+      agent_name: "scripted",
+      version: "0.0.1",
+      protocol_version: 1,
+    });
+  });
+
+  it.each([
+    ["refusal", "AgentRefused"],
+    ["max_turn_requests", "AgentTurnLimit"],
+  ])("a turn the agent ends with %s: agent_error (exit 1), %s", async (stopReason, name) => {
+    const run = await e2e.run(["-q", "-n", "--acp", scriptedAgent(stopReason), "hi"]);
+    expect(run.code).toBe(1);
+    expect(run.result.error).toMatchObject({ name });
   });
 });

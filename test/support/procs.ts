@@ -73,3 +73,17 @@ export function peakRss(pid: number): number | null {
     return null;
   }
 }
+
+/**
+ * The processes still running with OC_EXEC_TEST_MARK=mark in their environment: what a run started
+ * (an agent, its tools), wherever they were reparented once their parent died.
+ */
+export function marked(mark: string): Proc[] {
+  return processTable().filter((p) => {
+    try {
+      return readFileSync(`/proc/${p.pid}/environ`, "utf8").split("\0").includes(`OC_EXEC_TEST_MARK=${mark}`);
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,8 +1,10 @@
 // ACP session updates into the lines `opencode run --format json` prints: pure, no agent.
 import { describe, expect, it } from "vitest";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
-import { AcpTranslator, permissionOf } from "../../src/domain/events/acp-translate.js";
+import { AcpTranslator, permissionOf, usageOf } from "../../src/domain/events/acp-translate.js";
+import { Normalizer } from "../../src/domain/events/normalize.js";
 import { buildPolicy, policyAction } from "../../src/domain/opencode/permissions.js";
+import { classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
 
 const strip = (lines: object[]) =>
   lines.map((l) => {
@@ -154,5 +156,76 @@ describe("an ACP permission request, answered by the caller's policy", () => {
     expect(policyAction("deny", "read", "x")).toBe("deny");
     // Regular-expression characters in a pattern are literal.
     expect(policyAction({ bash: { "a.b": "allow" } }, "bash", "axb")).toBeNull();
+  });
+});
+
+describe("what an agent tells besides updates", () => {
+  it("usage: the prompt response's (opencode), else gemini-cli's _meta.quota.token_count, else none", () => {
+    expect(usageOf({ stopReason: "end_turn", usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 } })).toEqual({
+      inputTokens: 5,
+      outputTokens: 2,
+      totalTokens: 7,
+    });
+    expect(
+      usageOf({ stopReason: "end_turn", _meta: { quota: { token_count: { input_tokens: 350, output_tokens: 26 } } } }),
+    ).toEqual({ inputTokens: 350, outputTokens: 26, totalTokens: 376 });
+    expect(usageOf({ stopReason: "end_turn" })).toBeNull();
+  });
+
+  it("an execute call without raw input: its title is the command (gemini-cli)", () => {
+    expect(permissionOf({ toolCallId: "c", kind: "execute", title: "npm test" })).toMatchObject({
+      key: "bash",
+      subject: "npm test",
+      patterns: ["npm test"],
+    });
+    const t = new AcpTranslator("ses_1");
+    t.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x" } });
+    const lines = t.update({
+      sessionUpdate: "tool_call",
+      toolCallId: "c",
+      kind: "execute",
+      title: "npm test",
+      status: "in_progress",
+    });
+    expect(lines.at(-1)).toMatchObject({
+      type: "tool_use",
+      part: { tool: "bash", state: { input: { command: "npm test" } } },
+    });
+  });
+
+  it("a provider's JSON error body passed on as the message: its own message", () => {
+    const [line] = new AcpTranslator("ses_1").error({
+      code: 401,
+      message: '{"error":{"code":401,"message":"API key not valid","status":"UNAUTHENTICATED"}}',
+    });
+    expect(line).toMatchObject({
+      error: { name: "APIError", data: { message: "API key not valid", statusCode: 401 } },
+    });
+  });
+});
+
+describe("how an ACP turn ends, classified as opencode's are", () => {
+  const classOf = (stopReason: string) => {
+    const t = new AcpTranslator("ses_1");
+    const lines = [
+      ...t.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "partial" } }),
+      ...t.finish(stopReason, null),
+    ];
+    const normalizer = new Normalizer({ workspace: "/w", session: null, maxOutputBytes: 1000 }, () => {});
+    for (const line of lines) normalizer.stdoutLine(JSON.stringify(line));
+    normalizer.finish();
+    const outcome = classifyOutcome(normalizer.facts, {
+      stop: null,
+      launchError: null,
+      process: null,
+      lost: null,
+    } as unknown as TurnEnd);
+    return [outcome.class, outcome.error?.name ?? null];
+  };
+  it("end_turn: success; max_tokens: cut off; refusal and max_turn_requests: the agent's own end, agent_error", () => {
+    expect(classOf("end_turn")).toEqual(["success", null]);
+    expect(classOf("max_tokens")).toEqual(["agent_error", "OutputLengthError"]);
+    expect(classOf("refusal")).toEqual(["agent_error", "AgentRefused"]);
+    expect(classOf("max_turn_requests")).toEqual(["agent_error", "AgentTurnLimit"]);
   });
 });

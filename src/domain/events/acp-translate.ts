@@ -67,9 +67,7 @@ export function permissionOf(toolCall: Json): { key: string; subject: string | n
   const locations = Array.isArray(toolCall.locations)
     ? toolCall.locations.flatMap((l) => (isObject(l) && typeof l.path === "string" ? [l.path] : []))
     : [];
-  const command = Array.isArray(input.command)
-    ? input.command.filter((w): w is string => typeof w === "string").join(" ")
-    : str(input.command);
+  const command = commandOf(toolCall, input);
   const external = kind === "other" && str(input.parentDir);
   const key = external ? "external_directory" : ((kind && KIND_TO_KEY[kind]) ?? kind ?? "other");
   const subject =
@@ -83,6 +81,43 @@ export function permissionOf(toolCall: Json): { key: string; subject: string | n
     locations[0] ??
     null;
   return { key, subject, patterns: command ? [command] : locations };
+}
+
+/**
+ * An execute call's command: its raw input's (a string, or words), else its title, which is where
+ * an agent that sends no raw input puts it (gemini-cli: title "npm test").
+ */
+function commandOf(update: Json, input: Json): string | null {
+  if (Array.isArray(input.command)) return input.command.filter((w): w is string => typeof w === "string").join(" ");
+  return (
+    str(input.command) ?? (str(update.kind) === "execute" && !isObject(update.rawInput) ? str(update.title) : null)
+  );
+}
+
+/**
+ * The turn's usage from the prompt's response: `usage` (opencode), else gemini-cli's
+ * `_meta.quota.token_count`; null when the agent tells none.
+ */
+export function usageOf(response: Json): AcpUsage | null {
+  if (isObject(response.usage)) return response.usage as AcpUsage;
+  const meta = isObject(response._meta) ? response._meta : {};
+  const quota = isObject(meta.quota) ? meta.quota : {};
+  const count = isObject(quota.token_count) ? quota.token_count : null;
+  if (!count) return null;
+  const input = typeof count.input_tokens === "number" ? count.input_tokens : 0;
+  const output = typeof count.output_tokens === "number" ? count.output_tokens : 0;
+  return { inputTokens: input, outputTokens: output, totalTokens: input + output };
+}
+
+/** A provider's JSON error body passed on as the message (gemini-cli does): its own message. */
+function providerMessage(message: string): string {
+  if (!message.startsWith("{")) return message;
+  try {
+    const body = JSON.parse(message) as { error?: { message?: unknown } };
+    return typeof body.error?.message === "string" ? body.error.message : message;
+  } catch {
+    return message;
+  }
 }
 
 export class AcpTranslator {
@@ -162,6 +197,9 @@ export class AcpTranslator {
     if (isObject(update.rawInput)) {
       const { cwd: _cwd, ...input } = update.rawInput;
       call.input = { ...call.input, ...input };
+    } else if (call.tool === "bash" && call.input.command === undefined) {
+      const command = commandOf(update, {});
+      if (command) call.input = { command };
     }
     const status = str(update.status);
     const out = [...this.open(), ...this.flush()];
@@ -224,7 +262,7 @@ export class AcpTranslator {
     const data = isObject(error.data) ? error.data : {};
     const named = str(data.errorName);
     const status = error.code >= 400 && error.code < 600 ? error.code : null;
-    const message = error.message.replace(/^Internal error: /, "");
+    const message = providerMessage(error.message.replace(/^Internal error: /, ""));
     return [
       ...this.flush(),
       this.line("error", {

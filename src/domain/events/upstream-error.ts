@@ -15,8 +15,9 @@ export type UpstreamError = {
   ref: string | null;
 };
 
+// The last: Gemini's API ("The input token count (N) exceeds the maximum number of tokens allowed (M)").
 const CONTEXT_OVERFLOW_TEXT =
-  /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens/i;
+  /context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens|input token count .* exceeds the maximum/i;
 
 export function parseUpstreamError(event: Json): UpstreamError {
   // 1.x: {error: {name, data: {message, statusCode, isRetryable, ref}}}

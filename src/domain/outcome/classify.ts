@@ -269,6 +269,14 @@ const CHECKS: Record<OutcomeClass, Check> = {
         "OutputLengthError",
         'the model\'s answer was cut off: the last step finished with reason "length" (output token limit)',
       );
+    // An ACP agent's own ends of a turn (hosts/acp/): it refused, or hit its own limit of requests.
+    if (facts.lastStepReason === "refusal")
+      return detail("AgentRefused", "the agent refused to go on with the turn (ACP stopReason refusal)");
+    if (facts.lastStepReason === "max-turn-requests")
+      return detail(
+        "AgentTurnLimit",
+        "the agent stopped at its own limit of model requests for a turn (ACP stopReason max_turn_requests)",
+      );
     const p = end.process;
     // Before opencode's fix for #50062, a turn that recovered from an error still exited 1.
     const explained = facts.recoveredErrors.length > 0 && facts.cutOff === null && p?.exitCode === 1;

@@ -14,7 +14,7 @@ import {
   PROTOCOL_VERSION,
   type RequestPermissionResponse,
 } from "@agentclientprotocol/sdk";
-import { type AcpError, AcpTranslator, type AcpUsage, permissionOf } from "../../domain/events/acp-translate.js";
+import { type AcpError, AcpTranslator, permissionOf, usageOf } from "../../domain/events/acp-translate.js";
 import { LineSplitter, type SplitterOptions } from "../../domain/events/line-splitter.js";
 import type { Json } from "../../domain/events/upstream.js";
 import type { SourceEnd, UpstreamSource } from "../../domain/events/upstream-source.js";
@@ -283,9 +283,8 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
               sessionId: id,
               prompt: [{ type: "text", text: turn.prompt }],
             });
-            // usage: in the response (opencode), not yet in ACP's stable schema.
-            const { usage } = response as { usage?: AcpUsage };
-            emit(translator.finish(response.stopReason, usage ?? null));
+            // Usage: in the response (opencode) or its _meta (gemini), not yet in ACP's stable schema.
+            emit(translator.finish(response.stopReason, usageOf(response as unknown as Json)));
           } catch (error) {
             if (!isRequestError(error)) throw error;
             emit(translator.error(error));

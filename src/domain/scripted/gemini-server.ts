@@ -1,0 +1,187 @@
+// The scripted model for agents that speak Google's Gemini API (gemini-cli through GOOGLE_GEMINI_BASE_URL):
+// the same scripts as the OpenAI-compatible server (model-server.ts), on Gemini's wire format:
+// POST /v1beta/models/MODEL:streamGenerateContent?alt=sse (and :generateContent), `contents` of
+// user and model turns with text, functionCall and functionResponse parts. The scenario is the
+// `scenario:NAME` token of the first user text that is the caller's (gemini-cli puts a session
+// context part first). Loopback only.
+import { existsSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type ChatMessage,
+  type ChatRequest,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+  scriptedReply,
+} from "./model-server.js";
+
+type Part = {
+  text?: string;
+  thought?: boolean;
+  functionCall?: { name: string; args?: Record<string, unknown> };
+  functionResponse?: { name: string; response?: unknown };
+};
+type GeminiRequest = {
+  contents?: { role?: string; parts?: Part[] }[];
+  generationConfig?: { responseMimeType?: string; responseJsonSchema?: unknown; responseSchema?: unknown };
+};
+
+/** The scripts' tool names (opencode's) as gemini-cli calls its tools, with their arguments. */
+const TOOLS: Record<string, (args: Record<string, unknown>) => { name: string; args: Record<string, unknown> }> = {
+  bash: (a) => ({ name: "run_shell_command", args: { command: a.command, description: a.description } }),
+  write: (a) => ({ name: "write_file", args: { file_path: a.filePath, content: a.content } }),
+  read: (a) => ({ name: "read_file", args: { absolute_path: a.filePath } }),
+};
+
+/** Gemini's contents as the chat the scripts read: the caller's texts, the calls, their results. */
+function chatOf(body: GeminiRequest, model: string): ChatRequest {
+  const messages: ChatMessage[] = [];
+  for (const content of body.contents ?? []) {
+    for (const part of content.parts ?? []) {
+      if (part.thought) continue;
+      if (typeof part.text === "string" && content.role !== "model") {
+        // gemini-cli's own context, not the caller's prompt.
+        if (part.text.startsWith("<session_context>")) continue;
+        messages.push({ role: "user", content: part.text });
+      } else if (typeof part.text === "string") messages.push({ role: "assistant", content: part.text });
+      else if (part.functionCall) messages.push({ role: "assistant", tool_calls: [part.functionCall] });
+      else if (part.functionResponse)
+        messages.push({ role: "tool", content: JSON.stringify(part.functionResponse.response ?? null) });
+    }
+  }
+  return { model, messages };
+}
+
+const ERRORS: Record<number, { status: string }> = {
+  400: { status: "INVALID_ARGUMENT" },
+  401: { status: "UNAUTHENTICATED" },
+  404: { status: "NOT_FOUND" },
+  429: { status: "RESOURCE_EXHAUSTED" },
+  500: { status: "INTERNAL" },
+  529: { status: "UNAVAILABLE" },
+};
+
+/** An OpenAI-shaped error reply as Gemini words it: {error: {code, message, status}}. */
+function geminiError(reply: Extract<Reply, { kind: "http" }>): unknown {
+  const said = (reply.body as { error?: { message?: unknown } } | null)?.error?.message;
+  const message =
+    typeof said === "string" && /maximum context length/.test(said)
+      ? "The input token count (200000) exceeds the maximum number of tokens allowed (128000)."
+      : typeof said === "string"
+        ? said
+        : `HTTP ${reply.status}`;
+  return { error: { code: reply.status, message, status: ERRORS[reply.status]?.status ?? "UNKNOWN" } };
+}
+
+export async function startGeminiServer(
+  script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
+): Promise<ModelServer> {
+  const requests: RecordedRequest[] = [];
+  const hanging = new Set<ServerResponse>();
+  const server = createServer(async (req, res) => {
+    const route = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)/.exec(req.url ?? "");
+    if (req.method !== "POST" || !route) {
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify(geminiError({ kind: "http", status: 404, body: null })));
+      return;
+    }
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as GeminiRequest;
+    const stream = route[2] === "streamGenerateContent";
+    const send = (object: unknown, finish: boolean) => {
+      if (stream) res.write(`data: ${JSON.stringify(object)}\r\n\r\n`);
+      else res.write(JSON.stringify(object));
+      if (finish) res.end();
+    };
+    // gemini-cli's own side requests (a JSON answer to a schema: routing, the next speaker): one
+    // answer that fits each of them.
+    if (body.generationConfig?.responseMimeType === "application/json") {
+      res.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json" });
+      const json = {
+        next_speaker: "user",
+        reasoning: "scripted",
+        complexity_score: 1,
+        complexity_reasoning: "scripted",
+      };
+      send(
+        {
+          candidates: [
+            { content: { role: "model", parts: [{ text: JSON.stringify(json) }] }, finishReason: "STOP", index: 0 },
+          ],
+        },
+        true,
+      );
+      return;
+    }
+    const chat = chatOf(body, route[1]!);
+    const user = chat.messages.find((m) => m.role === "user");
+    const userText = typeof user?.content === "string" ? user.content : "";
+    requests.push({
+      scenario: /scenario:([a-z0-9-]+)/.exec(userText)?.[1] ?? "plain",
+      body: chat,
+      userText,
+      authorization: (req.headers["x-goog-api-key"] as string | undefined) ?? null,
+    });
+    const reply = script(chat, requests);
+    if (reply.kind === "http") {
+      res.writeHead(reply.status === 529 ? 503 : reply.status, {
+        "content-type": "application/json",
+        ...reply.headers,
+      });
+      res.end(JSON.stringify(geminiError(reply)));
+      return;
+    }
+    res.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json" });
+    if (reply.kind === "hang") {
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      return;
+    }
+    const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 };
+    const usageMetadata = {
+      promptTokenCount: usage.prompt_tokens,
+      candidatesTokenCount: usage.completion_tokens,
+      totalTokenCount: usage.prompt_tokens + usage.completion_tokens,
+    };
+    const candidate = (parts: Part[], finishReason?: string) => ({
+      candidates: [{ content: { role: "model", parts }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+      ...(finishReason ? { usageMetadata } : {}),
+      modelVersion: route[1],
+    });
+    if (reply.kind === "text") {
+      if (reply.delayMs || reply.until) {
+        hanging.add(res);
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
+        hanging.delete(res);
+        if (res.destroyed) return;
+      }
+      const mid = Math.floor(reply.text.length / 2);
+      if (!stream)
+        return send(candidate([{ text: reply.text }], reply.finish === "length" ? "MAX_TOKENS" : "STOP"), true);
+      send(candidate([{ text: reply.text.slice(0, mid) }]), false);
+      send(candidate([{ text: reply.text.slice(mid) }], reply.finish === "length" ? "MAX_TOKENS" : "STOP"), true);
+      return;
+    }
+    const calls = reply.calls.map((call) => ({
+      functionCall: (TOOLS[call.name] ?? ((args) => ({ name: call.name, args })))(call.args),
+    }));
+    send(candidate([...(reply.text ? [{ text: reply.text }] : []), ...calls], "STOP"), true);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
