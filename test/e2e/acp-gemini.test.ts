@@ -6,12 +6,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
-import { useGemini } from "../support/gemini.js";
+import { usePeer } from "../support/peers.js";
 import { marked } from "../support/procs.js";
 import { eventsOf } from "../support/run-cli.js";
 
 const e2e = useE2E();
-const gemini = useGemini();
+const gemini = usePeer("gemini");
 
 const run = (args: string[], extra: Record<string, string> = {}, cwd = e2e.workspace()) =>
   e2e.run(["-q", "-n", "--acp", "gemini", ...args], { cwd, extraEnv: { ...gemini.env, ...extra } });

@@ -1,7 +1,7 @@
 // ACP session updates into the lines `opencode run --format json` prints: pure, no agent.
 import { describe, expect, it } from "vitest";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
-import { AcpTranslator, permissionOf, usageOf } from "../../src/domain/events/acp-translate.js";
+import { AcpTranslator, permissionOf, tolerantLine, usageOf } from "../../src/domain/events/acp-translate.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
 import { buildPolicy, policyAction } from "../../src/domain/opencode/permissions.js";
 import { classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
@@ -227,5 +227,33 @@ describe("how an ACP turn ends, classified as opencode's are", () => {
     expect(classOf("max_tokens")).toEqual(["agent_error", "OutputLengthError"]);
     expect(classOf("refusal")).toEqual(["agent_error", "AgentRefused"]);
     expect(classOf("max_turn_requests")).toEqual(["agent_error", "AgentTurnLimit"]);
+  });
+});
+
+describe("an agent that bends ACP's schema", () => {
+  it("a usage_update whose used is null keeps its cost; other lines pass as they came", () => {
+    const line = JSON.stringify({
+      jsonrpc: "2.0",
+      method: "session/update",
+      params: {
+        sessionId: "s",
+        update: { sessionUpdate: "usage_update", used: null, size: 200000, cost: { amount: 0.5, currency: "USD" } },
+      },
+    });
+    expect(JSON.parse(tolerantLine(line)).params.update).toEqual({
+      sessionUpdate: "usage_update",
+      used: 0,
+      size: 200000,
+      cost: { amount: 0.5, currency: "USD" },
+    });
+    for (const same of ['{"jsonrpc":"2.0","id":1,"result":{}}', "not json at all", '{"usage_update": [1,'])
+      expect(tolerantLine(same)).toBe(same);
+  });
+
+  it("an unnamed error that says the input does not fit is a context overflow", () => {
+    const [line] = new AcpTranslator("s").error({ code: -32603, message: "Internal error: Prompt is too long" });
+    expect(line).toMatchObject({ error: { name: "ContextOverflowError", data: { message: "Prompt is too long" } } });
+    const [other] = new AcpTranslator("s").error({ code: -32603, message: "Internal error: something else" });
+    expect(other).toMatchObject({ error: { name: "UnknownError" } });
   });
 });

@@ -36,10 +36,13 @@ export type AcpError = { code: number; message: string; data?: unknown };
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 
-/** A tool's name as opencode would call it: a first title that is a name (opencode's), else its kind's key. */
+/**
+ * A tool's name as opencode would call it: a first title that is one of opencode's lower-case tool
+ * names, else its kind's key (claude-agent-acp's first title is a label, "Terminal").
+ */
 function toolName(update: Json): string {
   const title = str(update.title);
-  if (title && /^[a-z][a-z0-9_-]*$/i.test(title)) return title;
+  if (title && /^[a-z][a-z0-9_-]*$/.test(title)) return title;
   const kind = str(update.kind);
   return (kind && KIND_TO_KEY[kind]) ?? kind ?? "other";
 }
@@ -108,6 +111,27 @@ export function usageOf(response: Json): AcpUsage | null {
   const output = typeof count.output_tokens === "number" ? count.output_tokens : 0;
   return { inputTokens: input, outputTokens: output, totalTokens: input + output };
 }
+
+/**
+ * A line from the agent made acceptable to the protocol's schema where an agent bends it and the
+ * SDK would drop the whole update: a usage_update whose `used` is null (claude-agent-acp) keeps its
+ * cost. Any other line is returned as it came.
+ */
+export function tolerantLine(line: string): string {
+  if (!line.includes('"usage_update"')) return line;
+  try {
+    const message = JSON.parse(line) as { params?: { update?: Json } };
+    const update = message.params?.update;
+    if (!isObject(update) || update.sessionUpdate !== "usage_update") return line;
+    if (typeof update.used !== "number") update.used = 0;
+    if (typeof update.size !== "number") update.size = 0;
+    return JSON.stringify(message);
+  } catch {
+    return line;
+  }
+}
+
+const OVERFLOW_TEXT = /prompt is too long|context length|context window|input token count .* exceeds the maximum/i;
 
 /** A provider's JSON error body passed on as the message (gemini-cli does): its own message. */
 function providerMessage(message: string): string {
@@ -208,7 +232,8 @@ export class AcpTranslator {
     if (status === "completed" || status === "failed") {
       call.done = true;
       const raw = isObject(update.rawOutput) ? update.rawOutput : null;
-      const text = str(raw?.output) ?? contentText(update.content) ?? "";
+      // The raw output: opencode's {output}, claude-agent-acp's string; else the content's text.
+      const text = str(raw?.output) ?? str(update.rawOutput) ?? contentText(update.content) ?? "";
       const state =
         status === "completed"
           ? { status: "completed", input: call.input, output: text, title: str(update.title) ?? call.tool }
@@ -263,11 +288,13 @@ export class AcpTranslator {
     const named = str(data.errorName);
     const status = error.code >= 400 && error.code < 600 ? error.code : null;
     const message = providerMessage(error.message.replace(/^Internal error: /, ""));
+    // An agent that names no error but says the input does not fit (Claude Code: "Prompt is too long").
+    const overflow = named === null && status === null && OVERFLOW_TEXT.test(message);
     return [
       ...this.flush(),
       this.line("error", {
         error: {
-          name: named ?? (status !== null ? "APIError" : "UnknownError"),
+          name: named ?? (overflow ? "ContextOverflowError" : status !== null ? "APIError" : "UnknownError"),
           data: { message, ...(status !== null ? { statusCode: status } : {}) },
         },
       }),

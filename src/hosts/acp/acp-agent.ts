@@ -7,6 +7,8 @@
 // granted only under --auto; a refusal is remembered, since the agent then ends its turn normally.
 // Its stderr is the current turn's log. Each turn's updates become the lines the normalizer reads
 // (domain/events/acp-translate.ts).
+
+import { StringDecoder } from "node:string_decoder";
 import {
   type ClientConnection,
   client,
@@ -14,7 +16,13 @@ import {
   PROTOCOL_VERSION,
   type RequestPermissionResponse,
 } from "@agentclientprotocol/sdk";
-import { type AcpError, AcpTranslator, permissionOf, usageOf } from "../../domain/events/acp-translate.js";
+import {
+  type AcpError,
+  AcpTranslator,
+  permissionOf,
+  tolerantLine,
+  usageOf,
+} from "../../domain/events/acp-translate.js";
 import { LineSplitter, type SplitterOptions } from "../../domain/events/line-splitter.js";
 import type { Json } from "../../domain/events/upstream.js";
 import type { SourceEnd, UpstreamSource } from "../../domain/events/upstream-source.js";
@@ -91,11 +99,20 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   });
   let held = false;
   const queued: Uint8Array[] = [];
+  // Whole lines go on to the SDK, each made acceptable where an agent bends the schema (tolerantLine).
+  let partial = "";
+  const decoder = new StringDecoder("utf8");
+  const encoder = new TextEncoder();
   const running = startProcess(
     { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: "" },
     {
       stdout: (chunk) => {
-        const bytes = new Uint8Array(chunk);
+        partial += decoder.write(chunk);
+        const end = partial.lastIndexOf("\n");
+        if (end === -1) return;
+        const lines = partial.slice(0, end + 1);
+        partial = partial.slice(end + 1);
+        const bytes = encoder.encode(lines.split("\n").map(tolerantLine).join("\n"));
         if (held) queued.push(bytes);
         else controller?.enqueue(bytes);
       },
@@ -111,6 +128,10 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   const gone = running.done.then((end) => {
     ended = end;
     stderr.end();
+    // A last line without its newline.
+    partial += decoder.end();
+    if (partial !== "") queued.push(encoder.encode(tolerantLine(partial)));
+    partial = "";
     // Whatever the agent wrote is read to the end once it exits.
     hold(false);
     try {

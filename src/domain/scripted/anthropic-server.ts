@@ -1,0 +1,195 @@
+// The scripted model for agents that speak Anthropic's Messages API (Claude Code, and so Zed's
+// claude-agent-acp, through ANTHROPIC_BASE_URL): the same scripts as the OpenAI-compatible server
+// (model-server.ts), on Anthropic's wire format: POST /v1/messages with `messages` of user and
+// assistant turns (text, tool_use and tool_result blocks), answered as its server-sent events. The
+// scenario is the `scenario:NAME` token of the first user text that has one (Claude Code puts
+// reminders of its own first). Requests it makes for itself (a title, a quota check: no tools, or
+// another model) get a plain answer. Loopback only.
+import { existsSync } from "node:fs";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type ChatMessage,
+  type ChatRequest,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+  scriptedReply,
+} from "./model-server.js";
+
+type Block = {
+  type: string;
+  text?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  content?: unknown;
+};
+type MessagesRequest = {
+  model?: string;
+  messages?: { role: string; content: string | Block[] }[];
+  tools?: { name: string }[];
+  stream?: boolean;
+};
+
+/** The scripts' tool names (opencode's) as Claude Code calls its tools, with their arguments. */
+const TOOLS: Record<string, (args: Record<string, unknown>) => { name: string; input: Record<string, unknown> }> = {
+  bash: (a) => ({ name: "Bash", input: { command: a.command, description: a.description } }),
+  write: (a) => ({ name: "Write", input: { file_path: a.filePath, content: a.content } }),
+  read: (a) => ({ name: "Read", input: { file_path: a.filePath } }),
+};
+
+const blocksOf = (content: string | Block[]): Block[] =>
+  typeof content === "string" ? [{ type: "text", text: content }] : content;
+
+/** Anthropic's messages as the chat the scripts read: the caller's texts, the calls, their results. */
+function chatOf(body: MessagesRequest): ChatRequest {
+  const messages: ChatMessage[] = [];
+  let prompt = false;
+  for (const message of body.messages ?? []) {
+    for (const block of blocksOf(message.content)) {
+      if (block.type === "text" && typeof block.text === "string") {
+        if (message.role === "assistant") messages.push({ role: "assistant", content: block.text });
+        // The caller's prompt is the first text naming a scenario (or the last, when none does).
+        else if (!prompt && /scenario:/.test(block.text)) {
+          prompt = true;
+          messages.unshift({ role: "user", content: block.text });
+        } else if (prompt) messages.push({ role: "user", content: block.text });
+      } else if (block.type === "tool_use") messages.push({ role: "assistant", tool_calls: [block] });
+      else if (block.type === "tool_result")
+        messages.push({ role: "tool", content: JSON.stringify(block.content ?? null) });
+    }
+  }
+  return { model: body.model, messages };
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  404: "not_found_error",
+  429: "rate_limit_error",
+  500: "api_error",
+  529: "overloaded_error",
+};
+
+/** An OpenAI-shaped error reply as Anthropic words it: {type: "error", error: {type, message}}. */
+function anthropicError(reply: Extract<Reply, { kind: "http" }>): unknown {
+  const said = (reply.body as { error?: { message?: unknown } } | null)?.error?.message;
+  const message =
+    typeof said === "string" && /maximum context length/.test(said)
+      ? "prompt is too long: 200000 tokens > 128000 maximum"
+      : typeof said === "string"
+        ? said
+        : `HTTP ${reply.status}`;
+  return { type: "error", error: { type: ERROR_TYPES[reply.status] ?? "api_error", message } };
+}
+
+export async function startAnthropicServer(
+  script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
+): Promise<ModelServer> {
+  const requests: RecordedRequest[] = [];
+  const hanging = new Set<ServerResponse>();
+  let seq = 0;
+  const server = createServer(async (req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (req.method !== "POST" || !path?.endsWith("/v1/messages")) {
+      // count_tokens and the rest: a small answer that ends the request.
+      res.writeHead(path?.endsWith("/count_tokens") ? 200 : 404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ input_tokens: 100 }));
+      return;
+    }
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as MessagesRequest;
+    const chat = chatOf(body);
+    const user = chat.messages.find((m) => m.role === "user");
+    const userText = typeof user?.content === "string" ? user.content : "";
+    const own = !user || (body.tools ?? []).length === 0;
+    if (!own)
+      requests.push({
+        scenario: /scenario:([a-z0-9-]+)/.exec(userText)?.[1] ?? "plain",
+        body: chat,
+        userText,
+        authorization: (req.headers["x-api-key"] as string | undefined) ?? null,
+      });
+    // The agent's own requests (no tools, or no prompt of the caller's): a plain short answer.
+    const reply: Reply = own ? { kind: "text", text: "Scripted." } : script(chat, requests);
+    if (reply.kind === "http") {
+      res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+      res.end(JSON.stringify(anthropicError(reply)));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    if (reply.kind === "hang") {
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      return;
+    }
+    if (reply.kind === "text" && (reply.delayMs || reply.until)) {
+      hanging.add(res);
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
+      hanging.delete(res);
+      if (res.destroyed) return;
+    }
+    const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 };
+    const event = (type: string, data: object) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event("message_start", {
+      message: {
+        id: `msg_${++seq}`,
+        type: "message",
+        role: "assistant",
+        model: body.model ?? "scripted",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.prompt_tokens, output_tokens: 1 },
+      },
+    });
+    let index = 0;
+    const text = reply.kind === "text" ? reply.text : (reply.text ?? "");
+    if (text) {
+      event("content_block_start", { index, content_block: { type: "text", text: "" } });
+      event("content_block_delta", { index, delta: { type: "text_delta", text } });
+      event("content_block_stop", { index });
+      index++;
+    }
+    if (reply.kind === "tool") {
+      // Call ids depend only on the conversation, so they are the same whatever ran before.
+      const turn = chat.messages.filter((m) => m.role === "assistant").length + 1;
+      reply.calls.forEach((call, n) => {
+        const { name, input } = (TOOLS[call.name] ?? ((args) => ({ name: call.name, input: args })))(call.args);
+        event("content_block_start", {
+          index,
+          content_block: { type: "tool_use", id: `toolu_${turn}_${n}`, name, input: {} },
+        });
+        event("content_block_delta", {
+          index,
+          delta: { type: "input_json_delta", partial_json: JSON.stringify(input) },
+        });
+        event("content_block_stop", { index });
+        index++;
+      });
+    }
+    const stop = reply.kind === "tool" ? "tool_use" : reply.finish === "length" ? "max_tokens" : "end_turn";
+    event("message_delta", {
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: usage.completion_tokens },
+    });
+    event("message_stop", {});
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

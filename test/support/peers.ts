@@ -1,0 +1,72 @@
+// Other agents (the project's pinned dev dependencies) against a scripted server of their
+// provider's API, for `--acp NAME`: a throwaway HOME whose settings turn off telemetry, usage
+// statistics and update checks, the provider's base URL on loopback, nothing else reachable.
+//   gemini: gemini-cli, Google's Gemini API (gemini-server.ts), one fixed model (no model routing);
+//   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { startAnthropicServer } from "../../src/domain/scripted/anthropic-server.js";
+import { startGeminiServer } from "../../src/domain/scripted/gemini-server.js";
+import type { ModelServer } from "../../src/domain/scripted/model-server.js";
+import { testReply } from "./test-scripts.js";
+
+export type Peer = { server: ModelServer; env: Record<string, string> };
+
+const SETUP = {
+  gemini: {
+    start: () => startGeminiServer(testReply),
+    home: (home: string) => {
+      mkdirSync(join(home, ".gemini"));
+      writeFileSync(
+        join(home, ".gemini", "settings.json"),
+        JSON.stringify({
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          general: { disableAutoUpdate: true, disableUpdateNag: true },
+        }),
+      );
+    },
+    env: (url: string) => ({
+      GEMINI_API_KEY: "test-gemini-key",
+      GOOGLE_GEMINI_BASE_URL: url,
+      GEMINI_MODEL: "gemini-2.5-flash",
+      GEMINI_TELEMETRY_ENABLED: "false",
+    }),
+  },
+  claude: {
+    start: () => startAnthropicServer(testReply),
+    home: () => {},
+    env: (url: string) => ({
+      ANTHROPIC_API_KEY: "sk-ant-test-key",
+      ANTHROPIC_BASE_URL: url,
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      // Claude Code refuses to start as root unless told it runs in a sandbox (CI runs as root).
+      IS_SANDBOX: "1",
+    }),
+  },
+} as const;
+
+export function usePeer(name: keyof typeof SETUP): Peer {
+  const ctx = { env: {} } as Peer & { home: string };
+  beforeAll(async () => {
+    const setup = SETUP[name];
+    ctx.server = await setup.start();
+    ctx.home = mkdtempSync(join(tmpdir(), `oc-exec-${name}-`));
+    setup.home(ctx.home);
+    ctx.env = {
+      HOME: ctx.home,
+      PATH: `${resolve("node_modules/.bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      ...setup.env(ctx.server.url),
+    };
+  });
+  afterAll(async () => {
+    await ctx.server?.close();
+    if (ctx.home) rmSync(ctx.home, { recursive: true, force: true });
+  });
+  return ctx;
+}
