@@ -218,6 +218,42 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
     });
   });
 
+  it("an agent that still writes after oc-exec closed the connection: ignored, no crash, the exit stands", async () => {
+    const bin = join(e2e.home.root, "acp-bin");
+    mkdirSync(bin, { recursive: true });
+    const agent = join(bin, "leaky-agent");
+    // Answers as scriptedAgent does; once its stdin ends (oc-exec closed the connection), it ignores
+    // SIGTERM and still writes to its stdout before it exits.
+    writeFileSync(
+      agent,
+      `#!/usr/bin/env node
+const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const rl = require("node:readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") out({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+  if (m.method === "session/new") out({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+  if (m.method === "session/prompt") {
+    out({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "done" } } } });
+    out({ jsonrpc: "2.0", id: m.id, result: { stopReason: "end_turn" } });
+  }
+});
+process.on("SIGTERM", () => {});
+rl.on("close", () => {
+  setTimeout(() => {
+    process.stdout.write("late-line\\n" + JSON.stringify({ jsonrpc: "2.0", method: "x" }) + "\\n");
+    setTimeout(() => process.exit(0), 100);
+  }, 200);
+});
+`,
+    );
+    chmodSync(agent, 0o755);
+    const run = await e2e.run(["-q", "-n", "--acp", agent, "hi"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "done" });
+    expect(run.stderr).not.toMatch(/ERR_INVALID_STATE|Controller is already closed/);
+  });
+
   it.each([
     ["refusal", "AgentRefused"],
     ["max_turn_requests", "AgentTurnLimit"],

@@ -2,14 +2,15 @@
 // provider's API, for `--acp NAME`: a throwaway HOME whose settings turn off telemetry, usage
 // statistics and update checks, the provider's base URL on loopback, nothing else reachable.
 //   gemini: gemini-cli, Google's Gemini API (gemini-server.ts), one fixed model (no model routing);
-//   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts).
+//   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts);
+//   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { startAnthropicServer } from "../../src/domain/scripted/anthropic-server.js";
 import { startGeminiServer } from "../../src/domain/scripted/gemini-server.js";
-import type { ModelServer } from "../../src/domain/scripted/model-server.js";
+import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
 import { testReply } from "./test-scripts.js";
 
 export type Peer = { server: ModelServer; env: Record<string, string> };
@@ -48,6 +49,21 @@ const SETUP = {
       // Claude Code refuses to start as root unless told it runs in a sandbox (CI runs as root).
       IS_SANDBOX: "1",
     }),
+  },
+  qwen: {
+    start: () => startModelServer(testReply),
+    home: (home: string) => {
+      mkdirSync(join(home, ".qwen"));
+      writeFileSync(
+        join(home, ".qwen", "settings.json"),
+        JSON.stringify({
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          general: { disableAutoUpdate: true, disableUpdateNag: true },
+        }),
+      );
+    },
+    env: (url: string) => ({ OPENAI_API_KEY: "sk-test-qwen-key", OPENAI_BASE_URL: url, OPENAI_MODEL: "fake-model" }),
   },
 } as const;
 

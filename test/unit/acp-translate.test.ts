@@ -257,3 +257,16 @@ describe("an agent that bends ACP's schema", () => {
     expect(other).toMatchObject({ error: { name: "UnknownError" } });
   });
 });
+
+describe("Qwen Code's errors", () => {
+  it("−32603 with the provider's status and text in data.details: that status, that text", () => {
+    const [line] = new AcpTranslator("s").error({
+      code: -32603,
+      message: "Internal error",
+      data: { details: "401 Incorrect API key provided: sk-x" },
+    });
+    expect(line).toMatchObject({
+      error: { name: "APIError", data: { message: "Incorrect API key provided: sk-x", statusCode: 401 } },
+    });
+  });
+});

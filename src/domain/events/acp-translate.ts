@@ -151,6 +151,12 @@ export class AcpTranslator {
   private parts = 0;
   private readonly tools = new Map<string, ToolCall>();
   private costUsd = 0;
+  /** Qwen Code's usage, per model call in a message chunk's _meta: summed for the turn. */
+  private chunkUsage: Required<Pick<AcpUsage, "inputTokens" | "outputTokens" | "totalTokens">> & {
+    thoughtTokens: number;
+    cachedReadTokens: number;
+  } = { inputTokens: 0, outputTokens: 0, totalTokens: 0, thoughtTokens: 0, cachedReadTokens: 0 };
+  private sawChunkUsage = false;
 
   constructor(private readonly sessionId: string) {}
 
@@ -166,6 +172,17 @@ export class AcpTranslator {
     if (this.stepOpen) return [];
     this.stepOpen = true;
     return [this.line("step_start", { part: { id: this.partId(), type: "step-start" } })];
+  }
+
+  private addChunkUsage(update: Json): void {
+    const meta = isObject(update._meta) ? update._meta : null;
+    const usage = meta && isObject(meta.usage) ? meta.usage : null;
+    if (!usage) return;
+    this.sawChunkUsage = true;
+    for (const key of Object.keys(this.chunkUsage) as (keyof typeof this.chunkUsage)[]) {
+      const value = usage[key];
+      if (typeof value === "number") this.chunkUsage[key] += value;
+    }
   }
 
   /** The text and reasoning written so far, passed on whole. */
@@ -185,6 +202,7 @@ export class AcpTranslator {
   update(update: Json): Json[] {
     switch (str(update.sessionUpdate)) {
       case "agent_message_chunk": {
+        this.addChunkUsage(update);
         const content = isObject(update.content) ? update.content : null;
         if (content?.type !== "text" || typeof content.text !== "string") return [];
         this.text += content.text;
@@ -260,7 +278,8 @@ export class AcpTranslator {
   }
 
   /** The prompt's response: the step closed with its usage, and how the turn stopped. */
-  finish(stopReason: string, usage: AcpUsage | null): Json[] {
+  finish(stopReason: string, told: AcpUsage | null): Json[] {
+    const usage: AcpUsage | null = told ?? (this.sawChunkUsage ? this.chunkUsage : null);
     const reason =
       stopReason === "end_turn" ? "stop" : stopReason === "max_tokens" ? "length" : stopReason.replace(/_/g, "-");
     const tokens = {
@@ -286,8 +305,10 @@ export class AcpTranslator {
   error(error: AcpError): Json[] {
     const data = isObject(error.data) ? error.data : {};
     const named = str(data.errorName);
-    const status = error.code >= 400 && error.code < 600 ? error.code : null;
-    const message = providerMessage(error.message.replace(/^Internal error: /, ""));
+    // Qwen Code: −32603 "Internal error" with the provider's "STATUS text" in data.details.
+    const details = /^([45]\d\d) (.+)$/s.exec(str(data.details) ?? "");
+    const status = error.code >= 400 && error.code < 600 ? error.code : details ? Number(details[1]) : null;
+    const message = details ? details[2]! : providerMessage(error.message.replace(/^Internal error: /, ""));
     // An agent that names no error but says the input does not fit (Claude Code: "Prompt is too long").
     const overflow = named === null && status === null && OVERFLOW_TEXT.test(message);
     return [

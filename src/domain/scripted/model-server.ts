@@ -272,6 +272,29 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString("utf8");
 }
 
+/**
+ * The scripts call opencode's tools (bash, write, read); an agent that offers its own names for them
+ * (Qwen Code: run_shell_command, write_file, read_file) gets the call under its name and arguments.
+ */
+const TOOL_ALIASES: Record<string, { name: string; args: (a: Record<string, unknown>) => Record<string, unknown> }[]> =
+  {
+    bash: [{ name: "run_shell_command", args: (a) => ({ command: a.command, description: a.description }) }],
+    write: [{ name: "write_file", args: (a) => ({ file_path: a.filePath, content: a.content }) }],
+    read: [{ name: "read_file", args: (a) => ({ absolute_path: a.filePath }) }],
+  };
+
+function asOffered(reply: Reply, body: ChatRequest): Reply {
+  if (reply.kind !== "tool") return reply;
+  const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
+  if (offered.size === 0) return reply;
+  const calls = reply.calls.map((call) => {
+    if (offered.has(call.name)) return call;
+    const alias = TOOL_ALIASES[call.name]?.find((a) => offered.has(a.name));
+    return alias ? { name: alias.name, args: alias.args(call.args) } : call;
+  });
+  return { ...reply, calls };
+}
+
 export type ModelServer = { url: string; port: number; requests: RecordedRequest[]; close(): Promise<void> };
 
 export async function startModelServer(
@@ -292,14 +315,45 @@ export async function startModelServer(
       res.writeHead(404).end();
       return;
     }
-    const body = JSON.parse(await readBody(req)) as ChatRequest;
+    const body = JSON.parse(await readBody(req)) as ChatRequest & { stream?: boolean };
+    // An agent's own question that must be answered through one schema tool (Qwen Code's auto-mode
+    // classifier: respond_in_schema {shouldBlock}), asked without streaming: "do not block", as JSON.
+    const tools = (body.tools ?? []).map((t) => t.function?.name);
+    if (body.stream === false) {
+      const own = tools.length === 1 && tools[0] === "respond_in_schema";
+      const message = own
+        ? {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_schema",
+                type: "function",
+                function: { name: "respond_in_schema", arguments: JSON.stringify({ shouldBlock: false }) },
+              },
+            ],
+          }
+        : { role: "assistant", content: "Scripted." };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: `chatcmpl-${++seq}`,
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model ?? "fake-model",
+          choices: [{ index: 0, message, finish_reason: own ? "tool_calls" : "stop" }],
+          usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+        }),
+      );
+      return;
+    }
     requests.push({
       scenario: scenarioOf(body),
       body,
       userText: firstUserText(body),
       authorization: req.headers.authorization ?? null,
     });
-    const reply = script(body, requests);
+    const reply = asOffered(script(body, requests), body);
     const id = `chatcmpl-${++seq}`;
     if (reply.kind === "http") {
       res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });

@@ -91,12 +91,22 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     if (line.text.trim() !== "") lastLog = line.text.trim();
     current?.log(line.text);
   }, spec.split);
+  // The agent's stdout as the SDK reads it. Once the stream is closed (the agent gone) or cancelled
+  // (the connection closed), what a leftover holder of the pipe still writes is dropped: never an
+  // exception in a pipe's data handler.
   let controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  let open = true;
   const fromAgent = new ReadableStream<Uint8Array>({
     start: (c) => {
       controller = c;
     },
+    cancel: () => {
+      open = false;
+    },
   });
+  const enqueue = (bytes: Uint8Array) => {
+    if (open) controller?.enqueue(bytes);
+  };
   let held = false;
   const queued: Uint8Array[] = [];
   // Whole lines go on to the SDK, each made acceptable where an agent bends the schema (tolerantLine).
@@ -114,7 +124,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
         partial = partial.slice(end + 1);
         const bytes = encoder.encode(lines.split("\n").map(tolerantLine).join("\n"));
         if (held) queued.push(bytes);
-        else controller?.enqueue(bytes);
+        else enqueue(bytes);
       },
       stderr: (chunk) => stderr.push(chunk),
     },
@@ -122,7 +132,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   );
   const hold = (on: boolean) => {
     held = on;
-    if (!on) for (const bytes of queued.splice(0)) controller?.enqueue(bytes);
+    if (!on) for (const bytes of queued.splice(0)) enqueue(bytes);
   };
   let ended: Awaited<typeof running.done> | null = null;
   const gone = running.done.then((end) => {
@@ -134,11 +144,8 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     partial = "";
     // Whatever the agent wrote is read to the end once it exits.
     hold(false);
-    try {
-      controller?.close();
-    } catch {
-      // Already closed.
-    }
+    if (open) controller?.close();
+    open = false;
     return end;
   });
   const toAgent = new WritableStream<Uint8Array>({ write: (chunk) => running.write(chunk) });
