@@ -313,16 +313,17 @@ describe("classification with the fake opencode", () => {
   });
 
   it("an untested opencode version still runs, with a warning naming the tested range", async () => {
-    // Its own path: versions are cached per binary path.
-    const dir = join(e2e.home.root, "opencode-9.9.9");
+    // Its own path: versions are cached per binary path. A 1.x: from 2.x on, a release without
+    // `run --standalone` gets no turn (test/e2e/releases.test.ts).
+    const dir = join(e2e.home.root, "opencode-1.99.0");
     mkdirSync(dir);
     copyFileSync(FAKE_OPENCODE, join(dir, "opencode"));
     const run = await e2e.run(
       ["-q", "x"],
-      fake("ok", { FAKE_OPENCODE_VERSION: "9.9.9", OC_EXEC_OPENCODE: join(dir, "opencode") }),
+      fake("ok", { FAKE_OPENCODE_VERSION: "1.99.0", OC_EXEC_OPENCODE: join(dir, "opencode") }),
     );
     expect(run.code).toBe(0);
-    expect(eventsOf(run, "run.started")[0]!.opencode.version).toBe("9.9.9");
+    expect(eventsOf(run, "run.started")[0]!.opencode.version).toBe("1.99.0");
     expect(eventsOf(run, "warning")[0]).toMatchObject({
       code: "untested_opencode",
       message: expect.stringContaining("1.0.185 to 1.18.33"),

@@ -246,7 +246,7 @@ describe("failures have their class", () => {
     let prompted = false;
     const fake = createServer((req, res) => {
       const path = req.url!.split("?")[0]!;
-      if (path === "/global/health") return res.end(JSON.stringify({ healthy: true, version: "9.9.9" }));
+      if (path === "/global/health") return res.end(JSON.stringify({ healthy: true, version: "1.99.0" }));
       if (path === "/session" && req.method === "POST") return res.end(JSON.stringify({ id: "ses_fake", time: {} }));
       if (req.method === "PATCH") return res.end("{}");
       if (path === "/event") {
@@ -274,7 +274,7 @@ describe("failures have their class", () => {
       const run = await e2e.run(["-q", "--attach", url, "scenario:plain"]);
       expect(run.code).toBe(1);
       expect(eventsOf(run, "warning").map((w) => w.message)).toEqual([
-        `the opencode server at ${url} runs 9.9.9; oc-exec's server backend was tested with 1.18.33, and its event stream may differ`,
+        `the opencode server at ${url} runs 1.99.0; oc-exec's server backend was tested with 1.18.33, and its event stream may differ`,
       ]);
       expect(run.result.error).toMatchObject({
         name: "EventStreamLost",
