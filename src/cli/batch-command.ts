@@ -219,6 +219,13 @@ async function runBatchCommand(
     },
     { labels: TASK_FLAG_LABELS },
   );
+  // A batch runs its tasks on opencode servers: an ACP agent asked for in the environment would be
+  // left out without a word.
+  if (checked.placement.acp)
+    throw new ConfigError(
+      `OC_EXEC_ACP=${checked.placement.acp.name}: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run`,
+      "UsageError",
+    );
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,

@@ -140,6 +140,19 @@ describe("--acp: what is checked before a turn", () => {
     });
   });
 
+  it("a batch with OC_EXEC_ACP set: exit 5 and a batch.result saying why, not tasks run on servers without a word", async () => {
+    const ws = e2e.workspace();
+    writeFileSync(join(ws, "tasks.jsonl"), '{"id":"t1","prompt":"scenario:plain acp-batch"}\n');
+    const run = await e2e.runRaw(["batch", "tasks.jsonl"], { cwd: ws, extraEnv: { OC_EXEC_ACP: "opencode" } });
+    expect(run.code).toBe(5);
+    const last = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    expect(last).toMatchObject({ type: "batch.result", ok: false, exit_code: 5, tasks: [] });
+    expect(last.problems).toEqual([
+      "OC_EXEC_ACP=opencode: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run",
+    ]);
+    expect(e2e.requestsFor("acp-batch")).toEqual([]);
+  });
+
   it("--acp with --attach, --ssh or a sandbox: exit 5, nothing run", async () => {
     for (const extra of [
       ["--attach", "http://127.0.0.1:9"],

@@ -316,8 +316,10 @@ export async function startModelServer(
       return;
     }
     const body = JSON.parse(await readBody(req)) as ChatRequest & { stream?: boolean };
-    // An agent's own question that must be answered through one schema tool (Qwen Code's auto-mode
-    // classifier: respond_in_schema {shouldBlock}), asked without streaming: "do not block", as JSON.
+    // An agent's own question that must be answered through one schema tool (Qwen Code's command
+    // classifier: respond_in_schema {shouldBlock}), asked without streaming. It answers "block": a
+    // command the classifier lets through runs without asking the ACP client, so the scripted model
+    // lets none through and the caller's policy decides every one.
     const tools = (body.tools ?? []).map((t) => t.function?.name);
     if (body.stream === false) {
       const own = tools.length === 1 && tools[0] === "respond_in_schema";
@@ -329,7 +331,7 @@ export async function startModelServer(
               {
                 id: "call_schema",
                 type: "function",
-                function: { name: "respond_in_schema", arguments: JSON.stringify({ shouldBlock: false }) },
+                function: { name: "respond_in_schema", arguments: JSON.stringify({ shouldBlock: true }) },
               },
             ],
           }
