@@ -1,13 +1,5 @@
-// The scripted model for agents that speak Anthropic's Messages API (Claude Code, and so Zed's
-// claude-agent-acp, through ANTHROPIC_BASE_URL): the same scripts as the OpenAI-compatible server
-// (model-server.ts), on Anthropic's wire format: POST /v1/messages with `messages` of user and
-// assistant turns (text, tool_use and tool_result blocks), answered as its server-sent events. The
-// scenario is the `scenario:NAME` token of the first user text that has one (Claude Code puts
-// reminders of its own first). Requests it makes for itself (a title, a quota check: no tools, or
-// another model) get a plain answer. Loopback only.
-import { existsSync } from "node:fs";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
+import { heldAnswers, listenLoopback } from "./loopback.js";
 import {
   type ChatMessage,
   type ChatRequest,
@@ -87,7 +79,7 @@ export async function startAnthropicServer(
   script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
 ): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
-  const hanging = new Set<ServerResponse>();
+  const held = heldAnswers();
   let seq = 0;
   const server = createServer(async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
@@ -119,18 +111,8 @@ export async function startAnthropicServer(
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    if (reply.kind === "hang") {
-      hanging.add(res);
-      res.on("close", () => hanging.delete(res));
-      return;
-    }
-    if (reply.kind === "text" && (reply.delayMs || reply.until)) {
-      hanging.add(res);
-      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-      while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
-      hanging.delete(res);
-      if (res.destroyed) return;
-    }
+    if (reply.kind === "hang") return held.hang(res);
+    if (reply.kind === "text" && !(await held.waitFor(reply, res))) return;
     const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 };
     const event = (type: string, data: object) =>
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -179,17 +161,5 @@ export async function startAnthropicServer(
     event("message_stop", {});
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenLoopback(server, held, requests);
 }

@@ -1,12 +1,5 @@
-// The scripted model for agents that speak Google's Gemini API (gemini-cli through GOOGLE_GEMINI_BASE_URL):
-// the same scripts as the OpenAI-compatible server (model-server.ts), on Gemini's wire format:
-// POST /v1beta/models/MODEL:streamGenerateContent?alt=sse (and :generateContent), `contents` of
-// user and model turns with text, functionCall and functionResponse parts. The scenario is the
-// `scenario:NAME` token of the first user text that is the caller's (gemini-cli puts a session
-// context part first). Loopback only.
-import { existsSync } from "node:fs";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
+import { heldAnswers, listenLoopback } from "./loopback.js";
 import {
   type ChatMessage,
   type ChatRequest,
@@ -78,7 +71,7 @@ export async function startGeminiServer(
   script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
 ): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
-  const hanging = new Set<ServerResponse>();
+  const held = heldAnswers();
   const server = createServer(async (req, res) => {
     const route = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)/.exec(req.url ?? "");
     if (req.method !== "POST" || !route) {
@@ -135,11 +128,7 @@ export async function startGeminiServer(
       return;
     }
     res.writeHead(200, { "content-type": stream ? "text/event-stream" : "application/json" });
-    if (reply.kind === "hang") {
-      hanging.add(res);
-      res.on("close", () => hanging.delete(res));
-      return;
-    }
+    if (reply.kind === "hang") return held.hang(res);
     const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 };
     const usageMetadata = {
       promptTokenCount: usage.prompt_tokens,
@@ -152,13 +141,7 @@ export async function startGeminiServer(
       modelVersion: route[1],
     });
     if (reply.kind === "text") {
-      if (reply.delayMs || reply.until) {
-        hanging.add(res);
-        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-        while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
-        hanging.delete(res);
-        if (res.destroyed) return;
-      }
+      if (!(await held.waitFor(reply, res))) return;
       const mid = Math.floor(reply.text.length / 2);
       if (!stream)
         return send(candidate([{ text: reply.text }], reply.finish === "length" ? "MAX_TOKENS" : "STOP"), true);
@@ -171,17 +154,5 @@ export async function startGeminiServer(
     }));
     send(candidate([...(reply.text ? [{ text: reply.text }] : []), ...calls], "STOP"), true);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenLoopback(server, held, requests);
 }

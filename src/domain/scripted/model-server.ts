@@ -1,31 +1,9 @@
-// A scripted OpenAI-compatible model server for --rehearse, `oc-exec scripted-model`, the demo, the
-// soak and the benchmarks; the tests add their own scripts (test/support/test-scripts.ts). It
-// listens on loopback only. Which script it plays is chosen by a `scenario:NAME` token in the
-// first user message, so one server can serve every test in a file, in parallel.
-import { existsSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage } from "node:http";
+import { heldAnswers, listenLoopback } from "./loopback.js";
 
-export type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string };
-export type ChatRequest = {
-  model?: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  tools?: { function?: { name?: string } }[];
-};
+import type { ChatMessage, ChatRequest, ModelServer, RecordedRequest, Reply, Usage } from "./wire.js";
 
-/** A request as the server received it; `authorization` is its header (the key opencode sent). */
-export type RecordedRequest = { scenario: string; body: ChatRequest; userText: string; authorization: string | null };
-
-type ToolCall = { name: string; args: Record<string, unknown> };
-/** What the server does for one request. */
-export type Reply =
-  | { kind: "text"; text: string; finish?: "stop" | "length"; delayMs?: number; until?: string; usage?: Usage }
-  | { kind: "tool"; calls: ToolCall[]; text?: string; usage?: Usage }
-  | { kind: "http"; status: number; body: unknown; headers?: Record<string, string> }
-  | { kind: "hang" };
-
-type Usage = { prompt_tokens: number; completion_tokens: number };
+export type { ChatMessage, ChatRequest, ModelServer, RecordedRequest, Reply };
 
 export function messageText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -295,13 +273,11 @@ function asOffered(reply: Reply, body: ChatRequest): Reply {
   return { ...reply, calls };
 }
 
-export type ModelServer = { url: string; port: number; requests: RecordedRequest[]; close(): Promise<void> };
-
 export async function startModelServer(
   script: (body: ChatRequest, seen: readonly RecordedRequest[]) => Reply = scriptedReply,
 ): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
-  const hanging = new Set<ServerResponse>();
+  const held = heldAnswers();
   let seq = 0;
   const server = createServer(async (req, res) => {
     if (req.method === "GET" && req.url?.endsWith("/models")) {
@@ -363,19 +339,9 @@ export async function startModelServer(
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    if (reply.kind === "hang") {
-      hanging.add(res);
-      res.on("close", () => hanging.delete(res));
-      return;
-    }
+    if (reply.kind === "hang") return held.hang(res);
     if (reply.kind === "text") {
-      if (reply.delayMs || reply.until) {
-        hanging.add(res);
-        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-        while (reply.until && !existsSync(reply.until) && !res.destroyed) await new Promise((r) => setTimeout(r, 50));
-        hanging.delete(res);
-        if (res.destroyed) return;
-      }
+      if (!(await held.waitFor(reply, res))) return;
       res.write(chunk(id, { role: "assistant", content: "" }, null));
       // Split the text in two deltas, as real providers stream.
       const mid = Math.floor(reply.text.length / 2);
@@ -421,17 +387,5 @@ export async function startModelServer(
     );
     res.end("data: [DONE]\n\n");
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenLoopback(server, held, requests, "/v1");
 }
