@@ -13,6 +13,8 @@ export const WARNING_CODES = {
   agent_fallback: "opencode did not know the agent asked for and fell back to its default",
   sandbox_outside_link:
     "a sandboxed turn left symbolic links in the workspace that lead out of it; oc-exec removed them, since a later step that follows links would read what the sandbox hid",
+  sandbox_special_file:
+    "a sandboxed turn left named pipes or sockets in the workspace; oc-exec removed them, since a later step that reads every file would wait on one for ever",
   mcp_unavailable: "an MCP server (--mcp, or opencode's configuration) did not start; the turn ran without its tools",
   untested_opencode: "the opencode release is not one oc-exec was tested with",
   unknown_permission: "an --allow/--deny key oc-exec does not know; it was passed to opencode as given",

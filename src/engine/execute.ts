@@ -22,7 +22,7 @@ import { announceTurn, prepareTurn } from "./prepare.js";
 import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
-import { linksIn, removeOutsideLinks } from "./workspace/outside-links.js";
+import { linksIn, removeOutsideLinks, removeSpecialFiles } from "./workspace/outside-links.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
@@ -127,6 +127,7 @@ export async function executeTurn(
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
         const outsideLinks = linksBefore ? removeOutsideLinks(options.placement.dir, linksBefore) : [];
+        const specialFiles = linksBefore ? removeSpecialFiles(options.placement.dir, linksBefore) : [];
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
         workspace = workspaceChangesSince(
           snapshot,
@@ -152,6 +153,7 @@ export async function executeTurn(
             core,
             options,
             outsideLinks,
+            specialFiles,
           );
       }
     }
@@ -259,7 +261,18 @@ function sandboxReport(
   core: TurnCore,
   options: ResolvedTurn,
   outside: ReturnType<typeof removeOutsideLinks>,
+  special: ReturnType<typeof removeSpecialFiles>,
 ): ResultMeta["sandbox"] {
+  if (special.length > 0)
+    core.normalizer.warning(
+      "sandbox_special_file",
+      `the turn left named pipes or sockets in the workspace: ${special
+        .slice(0, SHOWN_LINKS)
+        .map((f) => `${f.path}${f.removed ? "" : " (could not be removed)"}`)
+        .join(
+          ", ",
+        )}${special.length > SHOWN_LINKS ? ` and ${special.length - SHOWN_LINKS} more` : ""}; ${special.every((f) => f.removed) ? "removed" : "the rest removed"}, since a later step that reads every file (cat, tar, a linter) would wait on one for ever`,
+    );
   if (outside.length > 0)
     core.normalizer.warning(
       "sandbox_outside_link",

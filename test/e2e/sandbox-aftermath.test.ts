@@ -193,3 +193,46 @@ describe.skipIf(skip)("links the agent leaves in the workspace, followed by the 
     expect(await zipped(workspace)).toBe("");
   });
 });
+
+describe.skipIf(skip)("named pipes the agent leaves in the workspace, read by the job's next step", () => {
+  // The job's next step reads every file of the workspace (a loop of `cat` here; a linter, a
+  // checksum, an upload that reads each file alike). A named pipe blocks it for ever, and neither git nor a patch shows one.
+  const nextStep = (cwd: string) =>
+    runBash(
+      ["-e"],
+      `timeout 5 sh -c 'for f in ./* ./deep/*; do if [ -e "$f" ] && [ ! -d "$f" ]; then cat "$f"; fi; done > /dev/null'; echo read`,
+      {
+        cwd,
+        env: process.env,
+      },
+    );
+  const PLANT = "mkfifo trap.fifo && mkdir -p deep && mkfifo deep/trap2.fifo && echo planted";
+
+  it("without the sandbox the pipes stay, invisible to git, and the next step hangs on them", async () => {
+    const workspace = e2e.workspace();
+    const run = await e2e.run(["-q", "-n", "--auto", attackPrompt(PLANT).prompt], { cwd: workspace });
+    expect(run.code, run.stderr).toBe(0);
+    expect(lstatSync(join(workspace, "trap.fifo")).isFIFO()).toBe(true);
+    expect(run.result.workspace_changes?.files.map((f) => f.path)).toEqual([]);
+    // timeout ended the hung read: 124, and `set -e` stopped the step there.
+    expect(await nextStep(workspace)).toMatchObject({ code: 124, stdout: "" });
+  });
+
+  it("after a sandboxed turn they are removed and named, and the next step reads the workspace", async () => {
+    const workspace = e2e.workspace();
+    const run = await e2e.run(["-q", "-n", "--sandbox", "workspace-write", "--auto", attackPrompt(PLANT).prompt], {
+      cwd: workspace,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(join(workspace, "trap.fifo"))).toBe(false);
+    expect(existsSync(join(workspace, "deep", "trap2.fifo"))).toBe(false);
+    expect(run.events.filter((e) => e.type === "warning" && e.code === "sandbox_special_file")).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /^the turn left named pipes or sockets in the workspace: (trap\.fifo|deep\/trap2\.fifo), (trap\.fifo|deep\/trap2\.fifo); removed, /,
+        ),
+      }),
+    ]);
+    expect(await nextStep(workspace)).toMatchObject({ code: 0, stdout: "read\n" });
+  });
+});

@@ -2,16 +2,23 @@
 // inside the sandbox (a link is only a name), but the job's next steps run outside it: `zip -r`, an
 // artifact upload or a cache save follow the link and pack what it points at (~/.ssh, a credentials
 // file) that the sandbox hid from the agent. Links that were there before the turn are the
-// caller's; the turn's own that lead outside are removed after it, and named.
+// caller's; the turn's own that lead outside are removed after it, and named. So are the named
+// pipes and sockets the turn left: a later step that reads every file (`cat *`, `tar`, a linter,
+// `grep -r`) would wait on one for ever, and neither git nor a patch shows them.
 import { lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** Beyond this many entries the walk stops (a workspace that large is not scanned whole). */
 const MAX_ENTRIES = 500_000;
 
+/**
+ * Every symbolic link under root (its path relative to root, and its target as written), and every
+ * named pipe or socket (target SPECIAL); .git aside.
+ */
 export type Links = Map<string, string>;
 
-/** Every symbolic link under root (its path relative to root, and its target as written); .git aside. */
+const SPECIAL = "\0special";
+
 export function linksIn(root: string): Links {
   const links: Links = new Map();
   let seen = 0;
@@ -31,7 +38,8 @@ export function linksIn(root: string): Links {
         } catch {
           // Gone already.
         }
-      } else if (entry.isDirectory() && !(dir === root && entry.name === ".git")) walk(path);
+      } else if (entry.isFIFO() || entry.isSocket()) links.set(relative(root, path), SPECIAL);
+      else if (entry.isDirectory() && !(dir === root && entry.name === ".git")) walk(path);
     }
   };
   walk(root);
@@ -50,7 +58,7 @@ const within = (inner: string, outer: string) => {
 export function removeOutsideLinks(root: string, before: Links): { path: string; target: string; removed: boolean }[] {
   const found: { path: string; target: string; removed: boolean }[] = [];
   for (const [path, target] of linksIn(root)) {
-    if (before.get(path) === target) continue;
+    if (before.get(path) === target || target === SPECIAL) continue;
     const abs = join(root, path);
     if (within(resolve(dirname(abs), target), root)) continue;
     let removed = false;
@@ -63,6 +71,26 @@ export function removeOutsideLinks(root: string, before: Links): { path: string;
       // Left as it is; said as not removed.
     }
     found.push({ path, target, removed });
+  }
+  return found;
+}
+
+/** The named pipes and sockets that were not there before the turn, removed ({path, removed}). */
+export function removeSpecialFiles(root: string, before: Links): { path: string; removed: boolean }[] {
+  const found: { path: string; removed: boolean }[] = [];
+  for (const [path, target] of linksIn(root)) {
+    if (target !== SPECIAL || before.get(path) === SPECIAL) continue;
+    let removed = false;
+    try {
+      const stat = lstatSync(join(root, path));
+      if (stat.isFIFO() || stat.isSocket()) {
+        unlinkSync(join(root, path));
+        removed = true;
+      }
+    } catch {
+      // Left as it is; said as not removed.
+    }
+    found.push({ path, removed });
   }
   return found;
 }
