@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { heldAnswers, listenLoopback } from "./loopback.js";
+import { errorMessage, heldAnswers, listenLoopback } from "./loopback.js";
 import {
   type ChatMessage,
   type ChatRequest,
@@ -65,13 +65,7 @@ const ERROR_TYPES: Record<number, string> = {
 
 /** An OpenAI-shaped error reply as Anthropic words it: {type: "error", error: {type, message}}. */
 function anthropicError(reply: Extract<Reply, { kind: "http" }>): unknown {
-  const said = (reply.body as { error?: { message?: unknown } } | null)?.error?.message;
-  const message =
-    typeof said === "string" && /maximum context length/.test(said)
-      ? "prompt is too long: 200000 tokens > 128000 maximum"
-      : typeof said === "string"
-        ? said
-        : `HTTP ${reply.status}`;
+  const message = errorMessage(reply, "prompt is too long: 200000 tokens > 128000 maximum");
   return { type: "error", error: { type: ERROR_TYPES[reply.status] ?? "api_error", message } };
 }
 

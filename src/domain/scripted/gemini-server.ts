@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { heldAnswers, listenLoopback } from "./loopback.js";
+import { errorMessage, heldAnswers, listenLoopback } from "./loopback.js";
 import {
   type ChatMessage,
   type ChatRequest,
@@ -57,13 +57,10 @@ const ERRORS: Record<number, { status: string }> = {
 
 /** An OpenAI-shaped error reply as Gemini words it: {error: {code, message, status}}. */
 function geminiError(reply: Extract<Reply, { kind: "http" }>): unknown {
-  const said = (reply.body as { error?: { message?: unknown } } | null)?.error?.message;
-  const message =
-    typeof said === "string" && /maximum context length/.test(said)
-      ? "The input token count (200000) exceeds the maximum number of tokens allowed (128000)."
-      : typeof said === "string"
-        ? said
-        : `HTTP ${reply.status}`;
+  const message = errorMessage(
+    reply,
+    "The input token count (200000) exceeds the maximum number of tokens allowed (128000).",
+  );
   return { error: { code: reply.status, message, status: ERRORS[reply.status]?.status ?? "UNKNOWN" } };
 }
 

@@ -55,3 +55,13 @@ export async function listenLoopback(
       }),
   };
 }
+
+/**
+ * A script's error reply (OpenAI's shape) as another provider words its message: the provider's own
+ * sentence for a context overflow (`overflow`), else the script's message, else the status.
+ */
+export function errorMessage(reply: Extract<Reply, { kind: "http" }>, overflow: string): string {
+  const said = (reply.body as { error?: { message?: unknown } } | null)?.error?.message;
+  if (typeof said !== "string") return `HTTP ${reply.status}`;
+  return /maximum context length/.test(said) ? overflow : said;
+}
