@@ -104,7 +104,6 @@ export async function runConversation(
           turn,
           mark: (event) => ({ ...event, turn }),
           cwd: plan.turn.dir ?? process.cwd(),
-          labels,
           options: (earlier) => {
             lastResults = earlier;
             const session = sessionAfter(plan, earlier);

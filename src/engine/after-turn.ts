@@ -59,13 +59,12 @@ export async function afterTurn(
     if (deleted !== true && deleted.error) normalizer.warning("delete_failed", deleted.error);
   }
   if (options.outputSchema && stop === null) {
-    const check = checkStructuredOutput(options.outputSchema, facts.finalText, options.labels.outputSchema);
+    const check = checkStructuredOutput(options.outputSchema.schema, facts.finalText, options.outputSchema.option);
     if ("value" in check) after.structuredOutput = check;
     else after.outputError = check.error;
   }
   if (output && facts.finalText !== null) {
-    const label = options.labels.outputLastMessage;
-    const written = writeLastMessage(output, options.redactor.text(facts.finalText), label);
+    const written = writeLastMessage(output, options.redactor.text(facts.finalText), options.outputLastMessage!.option);
     if (written && "refused" in written) after.refusedWrite = written.refused;
     else if (written) normalizer.warning("output_last_message_failed", written.failed);
   }

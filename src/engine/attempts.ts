@@ -97,7 +97,7 @@ export async function runAttempts(
       if (attempt - base >= models.length) break;
       // Settle what this attempt left pending, then judge it as if it were the last.
       core.normalizer.finish();
-      const outcome = classifyOutcome(facts, sourceEnd(ran), options.labels);
+      const outcome = classifyOutcome(facts, sourceEnd(ran), options.rules);
       const transient = transientFailure(outcome, sourceEnd(ran));
       if (!transient) break;
       failure = { class: outcome.class, cause: transient };

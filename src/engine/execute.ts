@@ -55,8 +55,7 @@ export async function executeTurn(
       maxLineBytes: options.maxLineBytes,
       includeRaw: options.includeRaw,
       clock: options.clock,
-      labels: options.labels,
-      failOn: options.failOn,
+      rules: options.rules,
       onToolStarted: options.onToolStarted ?? undefined,
       removedByPolicy: removed,
       attempts: retrying,
@@ -106,7 +105,7 @@ export async function executeTurn(
         problem = tried.problem;
         const refused = tried.refused;
         if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
-        if (ran && !problem && options.verify.length > 0 && wouldSucceed(core, ran, options)) {
+        if (ran && !problem && options.verify !== null && wouldSucceed(core, ran, options)) {
           const checked = await verifyRounds(ran, {
             options,
             core,
@@ -141,7 +140,7 @@ export async function executeTurn(
           // A sandbox leaves empty files where it mounted over missing paths until it is reset.
           const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
           outputPatch =
-            writeTurnPatch(base, mountPoints, opened.patch!, options.labels.outputPatch, core, (refused) => {
+            writeTurnPatch(base, mountPoints, opened.patch!, options.outputPatch.option, core, (refused) => {
               patchRefused = refused;
             }) ?? undefined;
         }
@@ -286,7 +285,7 @@ function sandboxReport(
   for (const host of new Set(refused))
     core.normalizer.warning(
       "sandbox_refused",
-      `the sandbox refused a connection to ${host}: not an allowed host (${options.labels.allowHosts} ${host} lets it through)`,
+      `the sandbox refused a connection to ${host}: not an allowed host (${options.placement.names.allowHosts} ${host} lets it through)`,
     );
   const config = changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p));
   if (config.length > 0)

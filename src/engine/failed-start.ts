@@ -4,13 +4,11 @@
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { Clock } from "../domain/events/emitter.js";
 import type { StopReason, TurnEnd } from "../domain/outcome/classify.js";
-import type { OptionLabels } from "../domain/outcome/labels.js";
 import { createTurnCore } from "./turn-core.js";
 
 export type FailedStartContext = {
   cwd: string;
   clock?: Clock;
-  labels?: OptionLabels;
   /** The stop of many turns together that kept this one from starting. */
   notRun?: { stop: StopReason; scope: NonNullable<TurnEnd["notRun"]>["scope"] };
 };
@@ -20,10 +18,7 @@ export function failedStart(
   context: FailedStartContext,
   sink: (event: OcEvent) => void,
 ): ResultEvent {
-  const core = createTurnCore(
-    { workspace: context.cwd, session: null, maxOutputBytes: 0, clock: context.clock, labels: context.labels },
-    sink,
-  );
+  const core = createTurnCore({ workspace: context.cwd, session: null, maxOutputBytes: 0, clock: context.clock }, sink);
   core.started({ opencode: { path: null, version: null }, cwd: context.cwd, model: null, agent: null, resume: null });
   return core.finish(
     {

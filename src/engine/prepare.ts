@@ -21,7 +21,7 @@ export function announceTurn(options: ResolvedTurn, core: TurnCore, backend: Bac
     opencode: backend?.opencode ?? { path: null, version: null },
     cwd: backend?.remote ? (backend.remote.dir ?? "~") : options.placement.dir,
     model: options.model,
-    agent: options.agent,
+    agent: options.agent?.name ?? null,
     resume: options.session.id,
     ...(backend?.sandbox ? { sandbox: backend.sandbox } : {}),
     ...(backend?.acp ? { acp: backend.acp } : {}),
@@ -41,11 +41,15 @@ export async function prepareTurn(
     })
   | { problem: LaunchProblem }
 > {
-  const { labels } = options;
   announceTurn(options, core, backend);
   const dirProblem = backend.remote ? null : notADirectory(options.placement.dir);
   if (dirProblem)
-    return { problem: { name: "WorkspaceError", message: `${labels.dir} ${options.placement.dir} ${dirProblem}` } };
+    return {
+      problem: {
+        name: "WorkspaceError",
+        message: `${options.placement.names.dir} ${options.placement.dir} ${dirProblem}`,
+      },
+    };
   if (backend.problem) return { problem: backend.problem };
   const checked = backend.check(options);
   for (const w of checked.warnings) core.normalizer.warning(w.code, w.message);
@@ -53,18 +57,18 @@ export async function prepareTurn(
   const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
   // A schema that cannot check the answer is found now, not after the turn is paid for.
-  const schemaProblem = options.outputSchema ? outputSchemaProblem(options.outputSchema) : null;
+  const schemaProblem = options.outputSchema ? outputSchemaProblem(options.outputSchema.schema) : null;
   if (schemaProblem)
     return {
       problem: {
         name: "OutputSchemaError",
-        message: `${labels.outputSchema} is not a JSON Schema ajv can use: ${schemaProblem}`,
+        message: `${options.outputSchema!.option} is not a JSON Schema ajv can use: ${schemaProblem}`,
       },
     };
   let patchBase: PatchBase | null = null;
   // The last-message file, planned now: after the turn it is written only where it was planned.
   const output = options.outputLastMessage
-    ? planLastMessage(options.outputLastMessage, labels.outputLastMessage)
+    ? planLastMessage(options.outputLastMessage.path, options.outputLastMessage.option)
     : null;
   if (output && "problem" in output) return output;
   // The patch file likewise (--output-patch), planned where its check above found it writable.
@@ -73,7 +77,7 @@ export async function prepareTurn(
     return {
       problem: {
         name: "OutputPathError",
-        message: `${labels.outputPatch} ${options.outputPatch!.path}: ${patch.problem}`,
+        message: `${options.outputPatch!.option} ${options.outputPatch!.path}: ${patch.problem}`,
       },
     };
   try {
@@ -86,7 +90,7 @@ export async function prepareTurn(
         return {
           problem: {
             name: "OutputPathError",
-            message: `${labels.outputPatch} ${options.outputPatch.path}: ${taken.problem}`,
+            message: `${options.outputPatch.option} ${options.outputPatch.path}: ${taken.problem}`,
           },
         };
       patchBase = taken;
@@ -104,15 +108,13 @@ export async function prepareTurn(
 
 /** The files to attach, checked before the turn starts. */
 function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem | null {
-  const { labels } = options;
   // Over ssh the files are on the host: opencode there says if one is missing.
-  for (const file of remote ? [] : options.files) {
+  for (const file of remote ? [] : options.files.paths) {
     const fileProblem = notAFile(file);
-    if (fileProblem) return { name: "FileNotFound", message: `${labels.files} ${file} ${fileProblem}` };
+    if (fileProblem) return { name: "FileNotFound", message: `${options.files.option} ${file} ${fileProblem}` };
   }
   if (options.outputPatch) {
-    const { path } = options.outputPatch;
-    const label = labels.outputPatch;
+    const { path, option: label } = options.outputPatch;
     // The patch is made from the workspace on this machine; over ssh it is on the host.
     if (remote)
       return {

@@ -12,7 +12,6 @@ import { addUsage, emptyUsage } from "../contract/usage.js";
 import { type BudgetLimit, budgetCost, budgetTokens, checkBudgets } from "../domain/outcome/budget.js";
 import type { StopReason } from "../domain/outcome/classify.js";
 import { ConfigError } from "../domain/outcome/errors.js";
-import type { OptionLabels } from "../domain/outcome/labels.js";
 import type { ResolvedTurn, WholeLimits } from "../plan/resolve-options.js";
 import type { Backend } from "./backend.js";
 import { TurnControl } from "./control.js";
@@ -28,9 +27,8 @@ export type TurnJob = {
    * here is this turn's config_error, not the whole's.
    */
   options(earlier: readonly ResultEvent[]): ResolvedTurn;
-  /** Where a turn that never started says it was (run.started's cwd), and how it names options. */
+  /** Where a turn that never started says it was (run.started's cwd). */
   cwd: string;
-  labels?: OptionLabels;
   /** The backend of this turn when it is not the plan's (a batch task with a sandbox of its own). */
   backend?: Backend;
 };
@@ -145,7 +143,7 @@ export async function runTurns<J extends TurnJob>(
       result = await executeTurn(job.options(turns.map((t) => t.result)), job.backend ?? plan.backend, sink, turn);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      result = failedStart(error, { cwd: job.cwd, labels: job.labels }, (event) => hooks.sink(job.mark(event)));
+      result = failedStart(error, { cwd: job.cwd }, (event) => hooks.sink(job.mark(event)));
     } finally {
       running.delete(turn);
       releaseFlow();

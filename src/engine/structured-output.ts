@@ -2,7 +2,8 @@
 // the answer (plain, or in a fenced block) and validate it with ajv.
 import { createRequire } from "node:module";
 
-export function schemaInstruction(schema: object): string {
+/** The plan's --output-schema whole, so a schema is never mistaken for the value that carries it. */
+export function schemaInstruction({ schema }: { schema: object; option: string }): string {
   return [
     "",
     "",

@@ -8,10 +8,8 @@ import { type Clock, Emitter } from "../domain/events/emitter.js";
 import type { SplitLine } from "../domain/events/line-splitter.js";
 import { Normalizer, type NormalizerOptions } from "../domain/events/normalize.js";
 import { makeRedactor, type Redactor, secretValues } from "../domain/events/secrets.js";
-import { classifyOutcome, type TurnEnd } from "../domain/outcome/classify.js";
+import { classifyOutcome, type OutcomeRules, type TurnEnd } from "../domain/outcome/classify.js";
 import { errorText } from "../domain/outcome/errors.js";
-import type { FailOn } from "../domain/outcome/fail-on.js";
-import { API_LABELS, type OptionLabels } from "../domain/outcome/labels.js";
 import { buildResult, type ResultMeta } from "../domain/outcome/result.js";
 import { VERSION } from "../kernel/version.js";
 
@@ -39,8 +37,8 @@ export type TurnCoreOptions = NormalizerOptions & {
   redactor?: Redactor;
   includeRaw?: boolean;
   clock?: Clock;
-  labels?: OptionLabels;
-  failOn?: readonly FailOn[];
+  /** --fail-on and the names the outcome's advice uses; default: the library's. */
+  rules?: OutcomeRules;
   /** Stamp `attempt` on every event (--retry, --fallback-model). */
   attempts?: boolean;
 };
@@ -110,12 +108,7 @@ export function createTurnCore(options: TurnCoreOptions, sink: (event: OcEvent) 
       } catch (error) {
         internalError ??= { message: errorText(error) };
       }
-      const outcome = classifyOutcome(
-        normalizer.facts,
-        { ...end, internalError },
-        options.labels ?? API_LABELS,
-        options.failOn,
-      );
+      const outcome = classifyOutcome(normalizer.facts, { ...end, internalError }, options.rules);
       emit(buildResult(normalizer.facts, outcome, { ...meta, durationMs: clock() - startedAt, process: end.process }));
       return result!;
     },

@@ -35,7 +35,7 @@ export type Verified = {
 
 /** Whether the turn, as it stands, would end in success (what the checks are for). */
 export function wouldSucceed(core: TurnCore, ran: SourceRun, options: ResolvedTurn): boolean {
-  return classifyOutcome(core.normalizer.facts, sourceEnd(ran), options.labels).class === "success";
+  return classifyOutcome(core.normalizer.facts, sourceEnd(ran), options.rules).class === "success";
 }
 
 export async function verifyRounds(
@@ -54,19 +54,20 @@ export async function verifyRounds(
   },
 ): Promise<Verified> {
   const { options, core, control, backend, opened, input, deadline } = context;
+  const verify = options.verify!;
   const refused: (() => string[])[] = [];
   const tally = { attempts: context.attempts, failed: [] as Attempts["failed"] };
   let ran = first;
   for (let round = 1; ; round++) {
     const checks: CheckRun[] = [];
     let failed: CheckRun | null = null;
-    for (const command of options.verify) {
+    for (const command of verify.commands) {
       core.emit({ type: "verify.started", command, round });
       const { stop, ...run } = await runCheck(command, {
         cwd: options.placement.dir,
         env: options.placement.env,
         // The turn's --timeout ends a check too (stopsOf), as a timeout of the turn.
-        timeoutMs: options.verifyTimeout?.ms ?? null,
+        timeoutMs: verify.timeout?.ms ?? null,
         killAfterMs: options.killAfterMs,
         redactor: options.redactor,
         ...(backend.wrapCommand ? { wrap: (c) => backend.wrapCommand!(c) } : {}),
@@ -86,14 +87,15 @@ export async function verifyRounds(
       exitCode: failed.exit_code,
       output: failed.output,
       rounds: round,
+      option: verify.option,
     };
     // The shell could not run it at all: the command is wrong, not the agent's work.
     if (failed.exit_code === 126 || failed.exit_code === 127)
       return done(ran, round, checks, { failed: null, unrunnable: failure }, { refused }, tally);
     const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId ?? core.normalizer.facts.logSessionId;
-    if (round > options.verifyAttempts || sessionId === null || control.reason !== null)
+    if (round > verify.attempts || sessionId === null || control.reason !== null)
       return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused }, tally);
-    const repairOptions = { ...inSession(options, sessionId), files: [] };
+    const repairOptions = { ...inSession(options, sessionId), files: { ...options.files, paths: [] } };
     const repairInput: TurnInput = {
       prompt: repairPrompt(failed, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
       title: null,

@@ -45,7 +45,7 @@ export type Placement = {
   /** How long opencode (or the ssh connection) may take to start; null = no limit. */
   startupTimeout: Limit | null;
   /** What the caller calls the placement's options, for a host's messages. */
-  names: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh" | "acp">;
+  names: Pick<OptionLabels, "attach" | "config" | "pure" | "ssh" | "acp" | "dir" | "allowHosts">;
 };
 
 /** The options that say where a turn runs. */
@@ -130,7 +130,15 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
     models: { model: options.model ?? null, fallback: options.fallbackModel ?? null },
     policy: turnPolicy(options.allow ?? [], options.deny ?? [], env.OPENCODE_PERMISSION, labels),
     startupTimeout: startupMs === null ? null : { ms: startupMs, option: labels.startupTimeoutMs },
-    names: { attach: labels.attach, config: labels.config, pure: labels.pure, ssh: labels.ssh, acp: labels.acp },
+    names: {
+      attach: labels.attach,
+      config: labels.config,
+      pure: labels.pure,
+      ssh: labels.ssh,
+      acp: labels.acp,
+      dir: labels.dir,
+      allowHosts: labels.allowHosts,
+    },
   };
 }
 

@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import type { Clock } from "../domain/events/emitter.js";
 import { makeRedactor, type Redactor, secretValues } from "../domain/events/secrets.js";
 import type { BudgetLimit, Budgets } from "../domain/outcome/budget.js";
-import type { StopReason } from "../domain/outcome/classify.js";
+import type { OutcomeRules, StopReason } from "../domain/outcome/classify.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { FAIL_ON_CONDITIONS, type FailOn, isFailOn } from "../domain/outcome/fail-on.js";
 import { API_LABELS, type OptionLabels, type OptionName } from "../domain/outcome/labels.js";
@@ -27,7 +27,15 @@ export type SessionPlan = {
   fork: boolean;
   title: string | null;
   ephemeral: boolean;
+  /** What the caller calls the session options, for a host's refusal. */
+  names: Pick<OptionLabels, "session" | "continue" | "fork">;
 };
+
+/** A value the turn's messages name, with the name the caller gave its option (--verify, verify). */
+export type Named<T> = T & { option: string };
+
+/** --verify: the checks after a successful turn, each limited to timeout (null = none), and the rounds. */
+export type VerifyPlan = Named<{ commands: string[]; timeout: Limit | null; attempts: number }>;
 
 /**
  * The plan, split by lifetime: where the turn runs (the placement: one per run, what a host is made
@@ -38,20 +46,21 @@ export type ResolvedTurn = {
   session: SessionPlan;
   prompt: PromptReader;
   model: string | null;
-  agent: string | null;
+  agent: Named<{ name: string }> | null;
   variant: string | null;
   allow: string[];
   deny: string[];
   auto: boolean;
   /** Replaces the environment's secrets and known token shapes in everything the turn writes. */
   redactor: Redactor;
-  files: string[];
+  /** Files attached to the prompt (over ssh, paths on the host). */
+  files: Named<{ paths: string[] }>;
   thinking: boolean;
   textDeltas: boolean;
-  outputSchema: object | null;
-  outputLastMessage: string | null;
+  outputSchema: Named<{ schema: object }> | null;
+  outputLastMessage: Named<{ path: string }> | null;
   /** --output-patch: the file, and the files oc-exec writes that never go into the patch (itself, -o, --junit). */
-  outputPatch: { path: string; exclude: string[] } | null;
+  outputPatch: Named<{ path: string; exclude: string[] }> | null;
   /**
    * The files oc-exec itself writes (-o, --output-patch, --junit, stdout's file when it is one),
    * absolute: never the agent's work, in the patch or in result.workspace_changes.
@@ -66,11 +75,9 @@ export type ResolvedTurn = {
   maxOutputBytes: number;
   maxLineBytes: number;
   includeRaw: boolean;
-  failOn: FailOn[];
-  /** Checks after a successful turn (empty: none), each limited to verifyTimeout (null = none). */
-  verify: string[];
-  verifyTimeout: Limit | null;
-  verifyAttempts: number;
+  /** How the outcome is judged beyond opencode's own end (--fail-on), and the names its advice uses. */
+  rules: OutcomeRules;
+  verify: VerifyPlan | null;
   /** More attempts after a transient failure (0 = none), the waits between them, and the fallback model. */
   retry: number;
   retryDelayMs: number;
@@ -81,8 +88,6 @@ export type ResolvedTurn = {
   signal: AbortSignal | null;
   onStderrLine: ((line: string) => void) | null;
   onToolStarted: ((tool: string, callId: string | null) => void) | null;
-  /** What the caller calls the options the turn's own messages name (--allow, --verify, -o...). */
-  labels: OptionLabels;
   clock: Clock;
 };
 
@@ -109,7 +114,7 @@ export type Internals = {
   ownFiles?: string[];
 };
 
-function failOnFrom(names: string[], labels: OptionLabels): FailOn[] {
+function failOnFrom(names: string[], labels: OptionLabels): OutcomeRules["failOn"] {
   const unknown = names.filter((n) => !isFailOn(n));
   if (unknown.length > 0) {
     throw new ConfigError(
@@ -117,7 +122,7 @@ function failOnFrom(names: string[], labels: OptionLabels): FailOn[] {
       "UsageError",
     );
   }
-  return [...new Set(names)] as FailOn[];
+  return { conditions: [...new Set(names)] as FailOn[], option: labels.failOn };
 }
 
 export function resolveTurnOptions(
@@ -170,22 +175,27 @@ export function resolveTurnOptions(
       fork: options.fork ?? false,
       title: options.title ?? null,
       ephemeral: options.ephemeral ?? false,
+      names: { session: labels.session, continue: labels.continue, fork: labels.fork },
     },
     prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
     model,
-    agent: options.agent ?? null,
+    agent: options.agent ? { name: options.agent, option: labels.agent } : null,
     variant: options.variant ?? null,
     allow: options.allow ?? [],
     deny: options.deny ?? [],
     auto: options.auto ?? false,
     redactor: makeRedactor(secretValues(env, options.redactEnv)),
     // Over ssh, files are paths on the host.
-    files: (options.files ?? []).map((f) => (ssh ? f : resolve(f))),
+    files: { paths: (options.files ?? []).map((f) => (ssh ? f : resolve(f))), option: labels.files },
     thinking: options.thinking ?? false,
     textDeltas: options.textDeltas ?? false,
-    outputSchema: options.outputSchema ?? null,
-    outputLastMessage: options.outputLastMessage ? resolve(options.outputLastMessage) : null,
-    outputPatch: options.outputPatch ? { path: resolve(options.outputPatch), exclude: ownOutputs } : null,
+    outputSchema: options.outputSchema ? { schema: options.outputSchema, option: labels.outputSchema } : null,
+    outputLastMessage: options.outputLastMessage
+      ? { path: resolve(options.outputLastMessage), option: labels.outputLastMessage }
+      : null,
+    outputPatch: options.outputPatch
+      ? { path: resolve(options.outputPatch), exclude: ownOutputs, option: labels.outputPatch }
+      : null,
     ownOutputs,
     timeout: limit("timeoutMs", options.timeoutMs ?? DEFAULTS.timeoutMs),
     idleTimeout: limit(
@@ -204,8 +214,8 @@ export function resolveTurnOptions(
     maxOutputBytes: check("maxOutputBytes").positive(options.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
     maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
     includeRaw: options.includeRaw ?? false,
-    failOn: failOnFrom(options.failOn ?? [], labels),
-    ...resolveVerify(options, labels, check),
+    rules: { failOn: failOnFrom(options.failOn ?? [], labels), advice: { allow: labels.allow, auto: labels.auto } },
+    verify: resolveVerify(options, labels, check),
     ...resolveRetry(options, labels, check),
     // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
     // cost of another opencode start, so by default only when neither the caller nor the log named
@@ -214,7 +224,6 @@ export function resolveTurnOptions(
     signal: options.signal ?? null,
     onStderrLine: options.onStderrLine ?? null,
     onToolStarted: options.onToolStarted ?? null,
-    labels,
     clock: internals.clock ?? Date.now,
   };
 }
@@ -256,7 +265,7 @@ function resolveVerify(
   options: Pick<RunTurnOptions, "verify" | "verifyTimeoutMs" | "verifyAttempts">,
   labels: OptionLabels,
   check: (name: OptionName) => ReturnType<typeof checkers>,
-): Pick<ResolvedTurn, "verify" | "verifyTimeout" | "verifyAttempts"> {
+): VerifyPlan | null {
   const verify = options.verify ?? [];
   if (verify.some((c) => c.trim() === ""))
     throw new ConfigError(`${labels.verify} takes a shell command, not an empty string`, "UsageError");
@@ -270,14 +279,12 @@ function resolveVerify(
     if (idle)
       throw new ConfigError(`${idle} needs ${labels.verify}: without a check it would do nothing`, "UsageError");
   }
-  return {
-    verify,
-    verifyTimeout: limitOf(
-      check("verifyTimeoutMs").duration(options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs),
-      labels.verifyTimeoutMs,
-    ),
-    verifyAttempts: check("verifyAttempts").number(options.verifyAttempts ?? DEFAULTS.verifyAttempts),
-  };
+  const timeout = limitOf(
+    check("verifyTimeoutMs").duration(options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs),
+    labels.verifyTimeoutMs,
+  );
+  const attempts = check("verifyAttempts").number(options.verifyAttempts ?? DEFAULTS.verifyAttempts);
+  return verify.length === 0 ? null : { commands: verify, timeout, attempts, option: labels.verify };
 }
 
 const limitOf = (ms: number | null, option: string): Limit | null => (ms === null ? null : { ms, option });

@@ -11,13 +11,13 @@ export type RunFields = Pick<
 export function runFields(turn: ResolvedTurn): RunFields {
   return {
     model: turn.model,
-    agent: turn.agent,
+    agent: turn.agent?.name ?? null,
     variant: turn.variant,
     thinking: turn.thinking,
     session: turn.session.id,
     continue: turn.session.continue,
     fork: turn.session.fork,
-    files: turn.files,
+    files: turn.files.paths,
     pure: turn.placement.pure,
     auto: turn.auto,
   };

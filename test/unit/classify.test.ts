@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FLAG_LABELS } from "../../src/cli/flags.js";
 import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
-import { classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
+import { API_RULES, classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
 import { stopClass } from "../../src/domain/outcome/many-turns-end.js";
 import { replayStreams } from "../support/replay.js";
 
@@ -201,10 +201,11 @@ describe("classifyOutcome", () => {
       outputError: null,
       ...e,
     });
-    const classify = (e: Partial<TurnEnd>) => classifyOutcome(facts, end(e), FLAG_LABELS);
+    const classify = (e: Partial<TurnEnd>) =>
+      classifyOutcome(facts, end(e), { ...API_RULES, advice: { allow: FLAG_LABELS.allow, auto: FLAG_LABELS.auto } });
     expect(classify({ stop: { kind: "interrupted", signal: "SIGINT" } }).class).toBe("interrupted");
     expect(classify({ stop: { kind: "terminated", signal: "SIGTERM" } }).class).toBe("terminated");
-    expect(classify({ stop: { kind: "timeout", timeout: "turn", ms: 90_000 } })).toEqual({
+    expect(classify({ stop: { kind: "timeout", timeout: "turn", ms: 90_000, option: "--timeout" } })).toEqual({
       class: "timeout",
       error: {
         name: "TimeoutError",
@@ -214,7 +215,9 @@ describe("classifyOutcome", () => {
         timeout: { kind: "turn", ms: 90_000 },
       },
     });
-    expect(classify({ stop: { kind: "budget", limit: "steps", max: 3, used: 4 } }).error).toMatchObject({
+    expect(
+      classify({ stop: { kind: "budget", limit: "steps", max: 3, used: 4, option: "--max-steps" } }).error,
+    ).toMatchObject({
       name: "BudgetExceeded",
       message: "--max-steps 3 was crossed: opencode started step 4; oc-exec stopped it",
       budget: { limit: "steps", max: 3, used: 4 },

@@ -186,8 +186,11 @@ describe("a batch's sandbox policies: one server each", () => {
       [["batch-host", "pkg", []], ["c1"]],
     ]);
     const byId = new Map(here.run.map((t) => [t.task.id, t.options]));
-    expect(byId.get("here")).toMatchObject({ placement: { dir: join(ws, "sub") }, files: [join(ws, "sub", "a.md")] });
-    expect(byId.get("a1")?.files).toEqual(["/srv/app/notes.md"]);
+    expect(byId.get("here")).toMatchObject({
+      placement: { dir: join(ws, "sub") },
+      files: { paths: [join(ws, "sub", "a.md")] },
+    });
+    expect(byId.get("a1")?.files.paths).toEqual(["/srv/app/notes.md"]);
     rmSync(ws, { recursive: true });
   });
 

@@ -30,8 +30,10 @@ describe("resolveTurnOptions", () => {
       maxOutputBytes: DEFAULTS.maxOutputBytes,
       // Only when neither the caller nor opencode's log names the model.
       export: null,
-      labels: { timeoutMs: "timeoutMs" },
+      verify: null,
+      rules: { failOn: { conditions: [], option: "failOn" }, advice: { allow: "allow", auto: "auto" } },
     });
+    expect(r).not.toHaveProperty("labels");
   });
 
   it("reads oc-exec's environment: OC_EXEC_OPENCODE, OC_EXEC_EXPORT=0; an option wins", () => {
@@ -60,8 +62,8 @@ describe("resolveTurnOptions", () => {
     expect(r).toMatchObject({
       timeout: null,
       placement: { startupTimeout: null },
-      files: [resolve("a.txt")],
-      outputLastMessage: resolve("o.md"),
+      files: { paths: [resolve("a.txt")], option: "files" },
+      outputLastMessage: { path: resolve("o.md"), option: "outputLastMessage" },
     });
   });
 
@@ -79,6 +81,43 @@ describe("resolveTurnOptions", () => {
     expect(r.budgets).toEqual({
       limits: { steps: 3, tokens: null, cost_usd: null },
       names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
+    });
+  });
+
+  it("every other value a later message names carries its option too: no table of names travels", () => {
+    const r = resolveTurnOptions(
+      {
+        prompt: "x",
+        env: {},
+        agent: "build",
+        files: ["a.md"],
+        verify: ["npm test"],
+        verifyTimeoutMs: 60_000,
+        outputSchema: { type: "object" },
+        outputLastMessage: "o.md",
+        outputPatch: "p.diff",
+        failOn: ["no-changes"],
+      },
+      { labels: FLAG_LABELS },
+    );
+    expect(r).toMatchObject({
+      agent: { name: "build", option: "--agent" },
+      files: { paths: [resolve("a.md")], option: "--file" },
+      verify: {
+        commands: ["npm test"],
+        timeout: { ms: 60_000, option: "--verify-timeout" },
+        attempts: DEFAULTS.verifyAttempts,
+        option: "--verify",
+      },
+      outputSchema: { schema: { type: "object" }, option: "--output-schema" },
+      outputLastMessage: { path: resolve("o.md"), option: "--output-last-message" },
+      outputPatch: { path: resolve("p.diff"), option: "--output-patch" },
+      rules: {
+        failOn: { conditions: ["no-changes"], option: "--fail-on" },
+        advice: { allow: "--allow", auto: "--auto" },
+      },
+      session: { names: { session: "--session", continue: "--continue", fork: "--fork" } },
+      placement: { names: { dir: "--dir", allowHosts: "--allow-host", attach: "--attach" } },
     });
   });
 

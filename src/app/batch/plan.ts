@@ -120,11 +120,11 @@ export function planTasks(
       // A workspace that is not there fails every turn in it: found now, before anything is paid for
       // (one on another host is checked there, when its server starts).
       const missing = options.placement.ssh ? null : notADirectory(options.placement.dir);
-      if (missing) throw new ConfigError(`${options.labels.dir} ${options.placement.dir} ${missing}`);
+      if (missing) throw new ConfigError(`${options.placement.names.dir} ${options.placement.dir} ${missing}`);
       // So is a file the task attaches (a turn would find it only when its turn came).
-      for (const path of options.placement.ssh ? [] : options.files) {
+      for (const path of options.placement.ssh ? [] : options.files.paths) {
         const absent = notAFile(path);
-        if (absent) throw new ConfigError(`${options.labels.files} ${path} ${absent}`);
+        if (absent) throw new ConfigError(`${options.files.option} ${path} ${absent}`);
       }
       run.push({ task, options });
     } catch (error) {

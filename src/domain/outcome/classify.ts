@@ -9,7 +9,7 @@ import { redact } from "../events/redact.js";
 import type { TurnFacts, UpstreamError } from "../events/turn-facts.js";
 import { bugMessage } from "./errors.js";
 import { type FailOn, failOnError } from "./fail-on.js";
-import { API_LABELS, BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
+import { BUDGET_OPTION, type OptionLabels, TIMEOUT_OPTION } from "./labels.js";
 
 export type TimeoutKind = "turn" | "startup" | "idle";
 export type BudgetLimit = "steps" | "tokens" | "cost_usd";
@@ -56,7 +56,23 @@ export type TurnEnd = {
 };
 
 /** A --verify command that did not pass, for the result's error. */
-export type CheckFailure = { command: string; exitCode: number | null; output: string; rounds: number };
+/** A --verify check that failed, named as the caller names --verify. */
+export type CheckFailure = { command: string; exitCode: number | null; output: string; rounds: number; option: string };
+
+/**
+ * What the caller asked of a turn's outcome beyond opencode's own end: --fail-on's conditions, and
+ * the names its advice gives --allow and --auto. Every other option a message names travels in the
+ * stop or the failure it concerns.
+ */
+export type OutcomeRules = {
+  failOn: { conditions: readonly FailOn[]; option: string };
+  advice: Pick<OptionLabels, "allow" | "auto">;
+};
+
+export const API_RULES: OutcomeRules = {
+  failOn: { conditions: [], option: "failOn" },
+  advice: { allow: "allow", auto: "auto" },
+};
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
 
@@ -126,17 +142,17 @@ function notRunDetail(stop: StopReason, scope: WholeLimit["scope"]): ErrorDetail
 }
 
 /** Each check returns an outcome when its class applies; they run in precedence order. */
-type Check = (facts: TurnFacts, end: TurnEnd, labels: OptionLabels) => ErrorDetail | null | undefined;
+type Check = (facts: TurnFacts, end: TurnEnd, rules: OutcomeRules) => ErrorDetail | null | undefined;
 
 /** The stops of a batch or conversation reach the turns it never started as NotRun, with the stop's class. */
 const stopCheck =
   (kind: StopReason["kind"], check: Check): Check =>
-  (facts, end, labels) =>
+  (facts, end, rules) =>
     end.stop?.kind !== kind
       ? undefined
       : end.notRun
         ? notRunDetail(end.stop, end.notRun.scope)
-        : check(facts, end, labels);
+        : check(facts, end, rules);
 
 const CHECKS: Record<OutcomeClass, Check> = {
   internal_error: (_f, end) =>
@@ -151,40 +167,40 @@ const CHECKS: Record<OutcomeClass, Check> = {
       ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`)
       : undefined,
   ),
-  timeout: stopCheck("timeout", (_f, end, labels) =>
+  timeout: stopCheck("timeout", (_f, end) =>
     end.stop?.kind === "timeout"
       ? detail(
           "TimeoutError",
           end.stop.whole
             ? `the ${end.stop.whole.scope}'s timeout (${end.stop.whole.option}) of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`
-            : `${TIMEOUT_WHAT[end.stop.timeout](end.stop.option ?? labels[TIMEOUT_OPTION[end.stop.timeout]], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
+            : `${TIMEOUT_WHAT[end.stop.timeout](end.stop.option ?? TIMEOUT_OPTION[end.stop.timeout], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
         )
       : undefined,
   ),
-  budget_exceeded: stopCheck("budget", (_f, end, labels) => {
+  budget_exceeded: stopCheck("budget", (_f, end) => {
     if (end.stop?.kind !== "budget") return undefined;
     const { limit, max, used, whole, option } = end.stop;
     return detail(
       "BudgetExceeded",
       whole
         ? `the ${whole.scope}'s ${whole.option} ${max} was crossed: the ${whole.scope} used ${used}; oc-exec stopped this turn`
-        : `${option ?? labels[BUDGET_OPTION[limit]]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
+        : `${option ?? BUDGET_OPTION[limit]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
       {
         budget: { limit, max, used },
       },
     );
   }),
-  config_error: (facts, end, labels) => {
+  config_error: (facts, end) => {
     if (end.launchError) return detail(end.launchError.name, end.launchError.message);
     if (end.refusedWrite) return detail(end.refusedWrite.name, end.refusedWrite.message);
     const unrunnable = end.verification?.unrunnable;
     if (unrunnable)
       return detail(
         "VerifyCommandError",
-        `the shell could not run ${labels.verify} ${JSON.stringify(unrunnable.command)} (exit ${unrunnable.exitCode}: ${unrunnable.exitCode === 127 ? "command not found" : "not executable"})${tailOf(unrunnable.output)}`,
+        `the shell could not run ${unrunnable.option} ${JSON.stringify(unrunnable.command)} (exit ${unrunnable.exitCode}: ${unrunnable.exitCode === 127 ? "command not found" : "not executable"})${tailOf(unrunnable.output)}`,
       );
     const upstream = facts.errors.find((e) => e.class === "config_error");
     if (upstream) return fromUpstream(upstream);
@@ -224,7 +240,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     const e = facts.errors.find((x) => x.class === "context_overflow");
     return e ? fromUpstream(e) : undefined;
   },
-  approval_denied: (facts, _end, labels) => {
+  approval_denied: (facts, _end, { advice }) => {
     const d = facts.permissionDenials[0];
     if (!d) {
       // 2.x can report a blocked permission as a session error of its own.
@@ -249,10 +265,10 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     return detail(
       "PermissionDenied",
-      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${labels.allow}${what ? ` ${what}${d.pattern ? ` (or ${labels.allow} '${what}:${d.pattern}')` : ""}` : ""} together with every other key the task needs (${labels.allow} denies each key it does not name), or approve whatever is asked with ${labels.auto}.`,
+      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${advice.allow}${what ? ` ${what}${d.pattern ? ` (or ${advice.allow} '${what}:${d.pattern}')` : ""}` : ""} together with every other key the task needs (${advice.allow} denies each key it does not name), or approve whatever is asked with ${advice.auto}.`,
     );
   },
-  agent_error: (facts, end, labels) => {
+  agent_error: (facts, end) => {
     // The server went away: whatever opencode said before, the turn did not end on its own.
     if (end.lost) return detail(end.lost.name, end.lost.message);
     const e = facts.errors[0];
@@ -262,7 +278,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     if (failed)
       return detail(
         "VerificationFailed",
-        `${labels.verify} ${JSON.stringify(failed.command)} still fails (${failed.exitCode === null ? "stopped" : `exit ${failed.exitCode}`}) after ${failed.rounds === 1 ? "the turn" : `${failed.rounds - 1} repair${failed.rounds === 2 ? "" : "s"} by the agent`}${tailOf(failed.output)}`,
+        `${failed.option} ${JSON.stringify(failed.command)} still fails (${failed.exitCode === null ? "stopped" : `exit ${failed.exitCode}`}) after ${failed.rounds === 1 ? "the turn" : `${failed.rounds - 1} repair${failed.rounds === 2 ? "" : "s"} by the agent`}${tailOf(failed.output)}`,
       );
     if (facts.lastStepReason === "length")
       return detail(
@@ -298,17 +314,15 @@ const CHECKS: Record<OutcomeClass, Check> = {
   success: () => null,
 };
 
-export function classifyOutcome(
-  facts: TurnFacts,
-  end: TurnEnd,
-  labels: OptionLabels = API_LABELS,
-  failOn: readonly FailOn[] = [],
-): Outcome {
+export function classifyOutcome(facts: TurnFacts, end: TurnEnd, rules: OutcomeRules = API_RULES): Outcome {
   for (const cls of CLASS_PRECEDENCE) {
-    const error = CHECKS[cls](facts, end, labels);
+    const error = CHECKS[cls](facts, end, rules);
     if (error === undefined) continue;
     // A turn opencode calls a success can still fail a condition the caller named (--fail-on).
-    const failed = cls === "success" ? failOnError(facts, failOn, labels.failOn, end.workspaceChanges ?? null) : null;
+    const failed =
+      cls === "success"
+        ? failOnError(facts, rules.failOn.conditions, rules.failOn.option, end.workspaceChanges ?? null)
+        : null;
     return failed ? { class: "agent_error", error: failed } : { class: cls, error };
   }
   return { class: "success", error: null };

@@ -101,13 +101,13 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       // another attempt, a --verify repair) or can load one (ACP's loadSession); "the most recent"
       // and forks are opencode run's.
       const unsupported = [
-        turn.session.continue ? turn.labels.continue : null,
+        turn.session.continue ? turn.session.names.continue : null,
         turn.session.id !== null && agent !== null && !agent.canContinue(turn.session.id)
-          ? `${turn.labels.session} (the agent cannot load a session it did not make in this run)`
+          ? `${turn.session.names.session} (the agent cannot load a session it did not make in this run)`
           : null,
-        turn.session.fork ? turn.labels.fork : null,
+        turn.session.fork ? turn.session.names.fork : null,
         turn.variant !== null ? "--variant" : null,
-        turn.files.length > 0 ? turn.labels.files : null,
+        turn.files.paths.length > 0 ? turn.files.option : null,
         turn.session.ephemeral ? "--ephemeral" : null,
       ].filter((x): x is string => x !== null);
       return {

@@ -113,11 +113,11 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
         const known = agents.get(key) ?? listAgents(ctx);
         agents.set(key, known);
         const listed = await known;
-        if ("names" in listed && !listed.names.includes(turn.agent))
+        if ("names" in listed && !listed.names.includes(turn.agent.name))
           return {
             problem: {
               name: "UnknownAgent",
-              message: `${turn.labels.agent} ${turn.agent}: opencode knows no such agent here (it knows ${listed.names.join(", ")}); it would have run the default agent instead; nothing was run`,
+              message: `${turn.agent.option} ${turn.agent.name}: opencode knows no such agent here (it knows ${listed.names.join(", ")}); it would have run the default agent instead; nothing was run`,
             },
           };
       }

@@ -94,8 +94,8 @@ const MIME: Record<string, string> = {
 /** What cannot reach a server another process started: per-turn opencode config and plugins. */
 function runOnlyFlags(turn: ResolvedTurn): string[] {
   const refused: string[] = [];
-  if (turn.placement.config.length > 0) refused.push(turn.labels.config);
-  if (turn.placement.pure) refused.push(turn.labels.pure);
+  if (turn.placement.config.length > 0) refused.push(turn.placement.names.config);
+  if (turn.placement.pure) refused.push(turn.placement.names.pure);
   return refused;
 }
 
@@ -187,22 +187,22 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         if (shipped) return { warnings, problem: { name: "SandboxWorkspaceCode", message: shipped } };
       }
       // A server an older release started on another host: its record does not say how to get there.
-      if (managed?.ssh && !remoteCheckSpec && turn.verify.length > 0)
+      if (managed?.ssh && !remoteCheckSpec && turn.verify)
         return {
           warnings,
           problem: {
             name: "UnsupportedFlag",
-            message: `${turn.labels.verify} cannot run on this server on another host (its record, from an older oc-exec, does not say how to reach it): restart it, or run the turn with --ssh ${managed.ssh.destination}`,
+            message: `${turn.verify.option} cannot run on this server on another host (its record, from an older oc-exec, does not say how to reach it): restart it, or run the turn with --ssh ${managed.ssh.destination}`,
           },
         };
       // A check runs in this process: in the server's sandbox when its supervisor prepared the way
       // (sandboxedCheck), never outside it.
-      if (managed?.sandbox && !sandboxCheck && turn.verify.length > 0)
+      if (managed?.sandbox && !sandboxCheck && turn.verify)
         return {
           warnings,
           problem: {
             name: "UnsupportedFlag",
-            message: `${turn.labels.verify} cannot run on a sandboxed server yet (the check would run outside its sandbox): run the turn without ${turn.labels.attach}, sandboxed`,
+            message: `${turn.verify.option} cannot run on a sandboxed server yet (the check would run outside its sandbox): run the turn without ${turn.placement.names.attach}, sandboxed`,
           },
         };
       return {
@@ -211,7 +211,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
           refused.length > 0
             ? {
                 name: "UnsupportedFlag",
-                message: `${refused.join(" and ")} cannot apply to a running server: its configuration and plugins are the ones it started with (restart it with them, or run without ${turn.labels.attach})`,
+                message: `${refused.join(" and ")} cannot apply to a running server: its configuration and plugins are the ones it started with (restart it with them, or run without ${turn.placement.names.attach})`,
               }
             : null,
       };
@@ -254,7 +254,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const body: PromptBody = {
         parts: [
           { type: "text", text: input.prompt },
-          ...turn.files.map((file) => ({
+          ...turn.files.paths.map((file) => ({
             type: "file" as const,
             mime: MIME[extname(file).toLowerCase()] ?? "text/plain",
             url: pathToFileURL(file).href,
@@ -263,7 +263,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         ],
       };
       if (turn.model) body.model = { providerID: turn.model.slice(0, slash), modelID: turn.model.slice(slash + 1) };
-      if (turn.agent) body.agent = turn.agent;
+      if (turn.agent) body.agent = turn.agent.name;
       if (turn.variant) body.variant = turn.variant;
       const id = sessionId;
       const refusals = managed?.sandbox ? refusalsSince(refusedFile(spec.env, managed.id)) : null;
