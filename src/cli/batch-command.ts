@@ -19,7 +19,6 @@ import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
 import { rehearsalRefused } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult, OcEvent } from "../contract/schema.js";
-import { splitList } from "../domain/opencode/permissions.js";
 import { bugMessage, ConfigError, errorText } from "../domain/outcome/errors.js";
 import { capProblems, printable } from "../domain/output/printable.js";
 import { createStdoutWriter } from "../domain/output/stdout-writer.js";
@@ -31,28 +30,22 @@ import type { RunTurnOptions } from "../plan/options.js";
 import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseBudgetCount, parseCount } from "./duration.js";
+import { type TableFlags, tableOptions } from "./flag-table.js";
 import { TASK_FLAG_LABELS, type WorkFlags, workOptions } from "./flags.js";
 import type { CliIo } from "./io.js";
 import { type LimitFlags, limitOptions } from "./limit-flags.js";
 import { stdoutFile } from "./stdout-file.js";
 
-export type BatchFlags = {
-  attach?: string;
+export type BatchFlags = TableFlags<
+  "attach" | "ssh" | "sshOption" | "dir" | "model" | "agent" | "allow" | "deny" | "opencode"
+> & {
   junit?: string;
-  ssh?: string;
-  sshOption?: string[];
   concurrency?: string;
-  dir?: string;
-  model?: string;
-  agent?: string;
-  allow?: string[];
-  deny?: string[];
   auto?: boolean;
   maxCostUsd?: string;
   maxTokens?: string;
   resume?: string;
   shard?: string;
-  opencode?: string;
   quiet?: boolean;
 } & WorkFlags &
   LimitFlags<"task-">;
@@ -178,12 +171,8 @@ async function runBatchCommand(
   );
   const defaults = {
     env: io.env,
-    attach: flags.attach,
+    ...tableOptions(flags, ["attach", "model", "agent", "allow", "deny"]),
     dir: resolve(flags.dir ?? "."),
-    model: flags.model,
-    agent: flags.agent,
-    allow: flags.allow ? splitList(flags.allow) : undefined,
-    deny: flags.deny ? splitList(flags.deny) : undefined,
     auto: flags.auto,
     ...limitOptions(flags, "task-"),
     // The sandbox of tasks that name none: their server's, which their tools run in.

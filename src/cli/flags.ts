@@ -2,120 +2,46 @@
 // settings only the CLI has (prompt sources, progress display). Defaults are not applied here:
 // resolveTurnOptions owns them, so an unset flag stays undefined.
 
-import { splitList } from "../domain/opencode/permissions.js";
 import { ConfigError } from "../domain/outcome/errors.js";
-import type { FailOn } from "../domain/outcome/fail-on.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import type { RunTurnOptions } from "../plan/options.js";
-import { parseCount, parseDurationFlag } from "./duration.js";
-import { parseMcp, readConfigFile, readOutputSchema } from "./flag-values.js";
+import { parseDurationFlag } from "./duration.js";
+import { ALL_OPTION_FLAGS, FLAG_LABELS, type TableFlags, tableOptions, WORK_FLAGS } from "./flag-table.js";
+import { parseMcp, readConfigFile } from "./flag-values.js";
 import { type LimitFlags, limitLabels, limitOptions } from "./limit-flags.js";
 
 /** The sandbox's, the checks' and the attempts' flags: a turn's and a batch's, worded once (program.ts). */
-export type WorkFlags = {
-  sandbox?: string;
-  writable?: string[];
-  readable?: string[];
-  allowHost?: string[];
-  passEnv?: string[];
-  verify?: string[];
-  verifyTimeout?: string;
-  verifyAttempts?: string;
-  retry?: string;
-  retryDelay?: string;
-  retryMaxDelay?: string;
-  fallbackModel?: string;
-};
+export type WorkFlags = TableFlags<(typeof WORK_FLAGS)[number]> & { sandbox?: string };
 
 /** Those flags as the library's options (the resolver checks what they say). */
-export function workOptions(
-  flags: WorkFlags,
-): Pick<
-  RunTurnOptions,
-  | "writable"
-  | "readable"
-  | "allowHosts"
-  | "passEnv"
-  | "verify"
-  | "verifyTimeoutMs"
-  | "verifyAttempts"
-  | "retry"
-  | "retryDelayMs"
-  | "retryMaxDelayMs"
-  | "fallbackModel"
-> {
-  const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
-  const count = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseCount(v, flag));
-  return {
-    writable: flags.writable,
-    readable: flags.readable,
-    allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
-    passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
-    verify: flags.verify,
-    verifyTimeoutMs: duration(flags.verifyTimeout, "--verify-timeout"),
-    verifyAttempts: count(flags.verifyAttempts, "--verify-attempts"),
-    retry: count(flags.retry, "--retry"),
-    retryDelayMs: duration(flags.retryDelay, "--retry-delay"),
-    retryMaxDelayMs: duration(flags.retryMaxDelay, "--retry-max-delay"),
-    fallbackModel: flags.fallbackModel,
-  };
-}
+export const workOptions = (flags: WorkFlags) => tableOptions(flags, WORK_FLAGS);
 
-export type RawFlags = WorkFlags &
+/** commander's fields for a turn: the table's flags, the limits', and the CLI's own. */
+export type RawFlags = TableFlags &
   LimitFlags<""> &
   LimitFlags<"turn-"> & {
-    model?: string;
-    agent?: string;
-    variant?: string;
-    thinking?: boolean;
-    dir?: string;
-    session?: string;
-    title?: string;
-    file?: string[];
-    pure?: boolean;
+    sandbox?: string;
     auto?: boolean;
     fullAuto?: boolean;
-    redactEnv?: string[];
     dangerouslySkipPermissions?: boolean;
-    opencode?: string;
-    promptFile?: string;
-    continue?: boolean;
-    fork?: boolean;
-    allow?: string[];
-    deny?: string[];
     config?: string[];
     mcp?: string[];
-    outputSchema?: string;
-    outputLastMessage?: string;
-    outputPatch?: string;
-    ephemeral?: boolean;
+    /** false for --no-export (commander's negatable flag: true otherwise). */
     export?: boolean;
-    includeRaw?: boolean;
+    promptFile?: string;
     stdinTimeout?: string;
     /** false for -n/--no-stdin (commander's negatable flag: true otherwise). */
     stdin?: boolean;
-    startupTimeout?: string;
-    idleTimeout?: string;
-    killAfter?: string;
-    maxOutputBytes?: string;
     quiet?: boolean;
     verbose?: boolean;
     timestamps?: boolean;
     color?: "auto" | "always" | "never";
     version?: boolean;
-    failOn?: string[];
     rehearse?: string;
-    attach?: string;
-    acp?: string;
-    ssh?: string;
-    sshOption?: string[];
-    warm?: boolean;
     junit?: string;
-    textDeltas?: boolean;
     inputFormat?: "text" | "jsonl";
   };
 
-/** How the CLI names each option in messages: the one flag-name table. */
 /** --sandbox as given (the resolver checks the word), or workspace-write for --full-auto. */
 function sandboxFlag(flags: RawFlags): RunTurnOptions["sandbox"] {
   if (flags.fullAuto && flags.sandbox !== undefined && flags.sandbox !== "workspace-write")
@@ -125,49 +51,6 @@ function sandboxFlag(flags: RawFlags): RunTurnOptions["sandbox"] {
     );
   return (flags.fullAuto ? "workspace-write" : flags.sandbox) as RunTurnOptions["sandbox"];
 }
-
-export const FLAG_LABELS: OptionLabels = {
-  dir: "--dir",
-  files: "--file",
-  allow: "--allow",
-  deny: "--deny",
-  config: "--config/--mcp",
-  outputSchema: "--output-schema",
-  outputLastMessage: "--output-last-message",
-  outputPatch: "--output-patch",
-  startupTimeoutMs: "--startup-timeout",
-  idleTimeoutMs: "--idle-timeout",
-  killAfterMs: "--kill-after",
-  maxOutputBytes: "--max-output-bytes",
-  failOn: "--fail-on",
-  attach: "--attach",
-  textDeltas: "--text-deltas",
-  pure: "--pure",
-  auto: "--auto",
-  model: "--model",
-  sandbox: "--sandbox",
-  writable: "--writable",
-  readable: "--readable",
-  allowHosts: "--allow-host",
-  passEnv: "--pass-env",
-  ssh: "--ssh",
-  warm: "--warm",
-  sshOptions: "--ssh-option",
-  verify: "--verify",
-  verifyTimeoutMs: "--verify-timeout",
-  verifyAttempts: "--verify-attempts",
-  retry: "--retry",
-  retryDelayMs: "--retry-delay",
-  retryMaxDelayMs: "--retry-max-delay",
-  fallbackModel: "--fallback-model",
-  rehearse: "--rehearse",
-  session: "--session",
-  continue: "--continue",
-  fork: "--fork",
-  agent: "--agent",
-  acp: "--acp",
-  ...limitLabels(""),
-};
 
 /** How a batch names the options of tasks whose lines do not set them: by the flag that gave the default. */
 export const TASK_FLAG_LABELS: OptionLabels = { ...FLAG_LABELS, ...limitLabels("task-") };
@@ -219,50 +102,15 @@ export function optionsFromFlags(
   flags: RawFlags,
   args: string[],
 ): { options: Omit<RunTurnOptions, "prompt" | "env">; cli: CliSettings } {
-  const duration = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseDurationFlag(v, flag));
-  const count = (v: string | undefined, flag: string, min = 0) =>
-    v === undefined ? undefined : parseCount(v, flag, { min });
   const config = [...(flags.config ?? []).map(readConfigFile), ...(flags.mcp ?? []).map(parseMcp)];
+  const sandbox = sandboxFlag(flags);
   return {
     options: {
-      opencode: flags.opencode,
-      attach: flags.attach,
-      acp: flags.acp,
-      ssh: flags.ssh,
-      warm: flags.warm,
-      sshOptions: flags.sshOption,
-      textDeltas: flags.textDeltas,
-      dir: flags.dir,
-      model: flags.model,
-      agent: flags.agent,
-      variant: flags.variant,
-      session: flags.session,
-      continue: flags.continue,
-      fork: flags.fork,
-      title: flags.title,
-      pure: flags.pure,
-      ephemeral: flags.ephemeral,
-      allow: flags.allow ? splitList(flags.allow) : undefined,
-      deny: flags.deny ? splitList(flags.deny) : undefined,
+      ...tableOptions(flags, ALL_OPTION_FLAGS),
       auto: flags.auto || flags.dangerouslySkipPermissions || flags.fullAuto || undefined,
-      sandbox: sandboxFlag(flags),
-      ...workOptions(flags),
-      redactEnv: flags.redactEnv ? splitList(flags.redactEnv) : undefined,
+      sandbox,
       config: config.length > 0 ? config : undefined,
-      files: flags.file,
-      thinking: flags.thinking,
-      outputSchema: flags.outputSchema ? readOutputSchema(flags.outputSchema) : undefined,
-      outputLastMessage: flags.outputLastMessage,
-      outputPatch: flags.outputPatch,
       ...limitOptions(flags, ""),
-      startupTimeoutMs: duration(flags.startupTimeout, "--startup-timeout"),
-      idleTimeoutMs: duration(flags.idleTimeout, "--idle-timeout"),
-      killAfterMs: duration(flags.killAfter, "--kill-after"),
-      maxOutputBytes: count(flags.maxOutputBytes, "--max-output-bytes", 1),
-      includeRaw: flags.includeRaw,
-      // Typed for library callers; a word the CLI was given is checked by the resolver, naming --fail-on.
-      failOn: flags.failOn ? (splitList(flags.failOn) as FailOn[]) : undefined,
-
       // commander sets export=false for --no-export and leaves it true otherwise: only "off" is news.
       export: flags.export === false ? false : undefined,
     },

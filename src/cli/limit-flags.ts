@@ -1,7 +1,7 @@
 // The limit flags, one table: each option a turn's limits set, its parser, and its flag in each
 // scope: a single turn's own (--max-steps), each turn of a conversation (--turn-max-steps), each
 // task of a batch (--task-max-steps). The flags' fields (RawFlags, BatchFlags), their parsing, the
-// names messages give them (FLAG_LABELS, TASK_FLAG_LABELS) and the "does nothing here" rule all
+// names messages give them (FLAG_LABELS in flag-table.ts, TASK_FLAG_LABELS) and the "does nothing here" rule all
 // read it. (A task line's own fields, max_steps and timeout, are the tasks file's: app/batch/.)
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import type { RunTurnOptions } from "../plan/options.js";

@@ -8,7 +8,6 @@ import { resolve } from "node:path";
 import { rehearsalRefused } from "../app/rehearse.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ensureOpencode } from "../domain/opencode/ensure.js";
-import { splitList } from "../domain/opencode/permissions.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
@@ -19,25 +18,19 @@ import { resolveSandbox, resolveSsh } from "../plan/placement.js";
 import type { SandboxSpec } from "../plan/sandbox-spec.js";
 import { notADirectory } from "../sys/fs-checks.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
-import { FLAG_LABELS, SERVER_IDLE_DEFAULT } from "./flags.js";
+import { FLAG_LABELS, SANDBOX_FLAGS, type TableFlags, tableOptions } from "./flag-table.js";
+import { SERVER_IDLE_DEFAULT } from "./flags.js";
 import type { CliIo } from "./io.js";
 
 const START_TIMEOUT_MS = 60_000;
 
-type ServerFlags = {
-  dir?: string;
+/** `server start`'s fields: the table's flags it shares with a turn, and its own. */
+type ServerFlags = TableFlags<"dir" | "opencode" | "model" | "ssh" | "sshOption" | (typeof SANDBOX_FLAGS)[number]> & {
+  /** The server's own idle limit (not a turn's --idle-timeout): a duration, default SERVER_IDLE_DEFAULT. */
   idleTimeout?: string;
   port?: string;
-  opencode?: string;
   all?: boolean;
-  model?: string;
   sandbox?: string;
-  writable?: string[];
-  readable?: string[];
-  allowHost?: string[];
-  passEnv?: string[];
-  ssh?: string;
-  sshOption?: string[];
 };
 
 export async function serverCommand(
@@ -172,10 +165,7 @@ function resolveServerSandbox(flags: ServerFlags, env: NodeJS.ProcessEnv): Sandb
   const sandbox = resolveSandbox(
     {
       sandbox: flags.sandbox as SandboxSpec["mode"] | undefined,
-      writable: flags.writable,
-      readable: flags.readable,
-      allowHosts: flags.allowHost ? splitList(flags.allowHost) : undefined,
-      passEnv: flags.passEnv ? splitList(flags.passEnv) : undefined,
+      ...tableOptions(flags, SANDBOX_FLAGS),
     },
     env,
     FLAG_LABELS,

@@ -1,6 +1,6 @@
 // ACP session updates into the lines `opencode run --format json` prints: pure, no agent.
 import { describe, expect, it } from "vitest";
-import { FLAG_LABELS } from "../../src/cli/flags.js";
+import { FLAG_LABELS } from "../../src/cli/flag-table.js";
 import { AcpTranslator, permissionOf, tolerantLine, usageOf } from "../../src/domain/events/acp-translate.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
 import { buildPolicy, policyAction } from "../../src/domain/opencode/permissions.js";

@@ -1,6 +1,6 @@
 // The classification table, row by row, through the pure core (no process).
 import { describe, expect, it } from "vitest";
-import { FLAG_LABELS } from "../../src/cli/flags.js";
+import { FLAG_LABELS } from "../../src/cli/flag-table.js";
 import { CLASS_PRECEDENCE, EXIT_CODES } from "../../src/contract/exit-codes.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
 import { API_RULES, classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";

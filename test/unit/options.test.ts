@@ -1,7 +1,8 @@
 // Options are resolved once: defaults, paths, the environment, numbers, and the caller's names.
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FLAG_LABELS, optionsFromFlags, quietRequested } from "../../src/cli/flags.js";
+import { FLAG_LABELS } from "../../src/cli/flag-table.js";
+import { optionsFromFlags, quietRequested } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
 import { rewriteResume } from "../../src/cli/resume.js";
 import { formatDuration, parseDuration } from "../../src/kernel/duration.js";
