@@ -4,25 +4,22 @@
 // the one table: 0 done, 5 a problem the caller must fix (flags, binary, an unknown URL), 1 the
 // server would not start, 124 it did not start in time.
 
-import { resolve } from "node:path";
 import { rehearsalRefused } from "../app/rehearse.js";
+import { startPlannedServer } from "../app/start-server.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
-import { ensureOpencode } from "../domain/opencode/ensure.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
-import { liveServers, type ServerStartProblem, startServer, stopServer } from "../hosts/server/managed.js";
+import { liveServers, type ServerStartProblem, stopServer } from "../hosts/server/managed.js";
 import { supervise } from "../hosts/server/supervisor.js";
-import { readEnvironment } from "../kernel/environment.js";
-import { resolveSandbox, resolveSsh } from "../plan/placement.js";
 import type { SandboxSpec } from "../plan/sandbox-spec.js";
-import { notADirectory } from "../sys/fs-checks.js";
+import { planServerStart } from "../plan/server-plan.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
 import { FLAG_LABELS, SANDBOX_FLAGS, type TableFlags, tableOptions } from "./flag-table.js";
 import { SERVER_IDLE_DEFAULT } from "./flags.js";
 import type { CliIo } from "./io.js";
 
-const START_TIMEOUT_MS = 60_000;
+const _START_TIMEOUT_MS = 60_000;
 
 /** `server start`'s fields: the table's flags it shares with a turn, and its own. */
 type ServerFlags = TableFlags<"dir" | "opencode" | "model" | "ssh" | "sshOption" | (typeof SANDBOX_FLAGS)[number]> & {
@@ -65,34 +62,27 @@ export async function serverCommand(
 async function start(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
   const refused = rehearsalRefused(io.env, "oc-exec server start");
   if (refused) throw new ConfigError(refused, "UsageError");
-  if (flags.ssh !== undefined) return startRemote(flags, io, say);
-  const dir = resolve(flags.dir ?? ".");
-  const dirProblem = notADirectory(dir);
-  if (dirProblem) throw new ConfigError(`--dir ${dir} ${dirProblem}`);
-  const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
-  const port = flags.port === undefined ? 0 : parseCount(flags.port, "--port");
-  if (port > 65535) throw new ConfigError(`--port must be at most 65535, not ${port}`);
-  const sandbox = resolveServerSandbox(flags, io.env);
-  const found = await ensureOpencode(flags.opencode, io.env);
-  if ("problem" in found) throw new ConfigError(found.problem.message);
-  const { binary, detected } = found;
-  const server = await startServer({
-    binary: binary.path,
-    version: detected.version,
-    dir,
-    idleTimeoutMs,
-    port,
-    env: io.env,
-    startTimeoutMs: START_TIMEOUT_MS,
-    sandbox,
-    models: [flags.model ?? null],
-  });
+  const idle = flags.idleTimeout ?? SERVER_IDLE_DEFAULT;
+  const plan = planServerStart(
+    {
+      ...tableOptions(flags, ["dir", "opencode", "model", "ssh", "sshOption", ...SANDBOX_FLAGS]),
+      sandbox: flags.sandbox as SandboxSpec["mode"] | undefined,
+      idleTimeoutMs: parseDurationFlag(idle, "--idle-timeout"),
+      port: flags.port === undefined ? undefined : parseCount(flags.port, "--port"),
+      env: io.env,
+    },
+    FLAG_LABELS,
+  );
+  const server = await startPlannedServer(plan, io.env);
   if ("problem" in server) return startFailed(server, say);
   // Under GitHub Actions, the password this run made is masked in the job's log from now on.
   if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
   writeStdoutText(`${server.url}\n`, io.stdout);
+  const stops = `${plan.idleTimeoutMs > 0 ? `; it stops after ${idle} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`;
   say(
-    `opencode ${server.opencode.version ?? ""} serving ${dir} at ${server.url} (pid ${server.pid})${server.sandbox ? `, in a ${server.sandbox.info.mode} sandbox reaching ${server.sandbox.info.allowed_hosts.join(", ") || "no host"}` : ""}${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
+    plan.where === "ssh"
+      ? `opencode serving ${server.dir} on ${plan.ssh.destination}, forwarded to ${server.url} (supervisor pid ${server.supervisor_pid})${stops}`
+      : `opencode ${server.opencode.version ?? ""} serving ${plan.dir} at ${server.url} (pid ${server.pid})${server.sandbox ? `, in a ${server.sandbox.info.mode} sandbox reaching ${server.sandbox.info.allowed_hosts.join(", ") || "no host"}` : ""}${stops}`,
   );
   return EXIT_CODES.success;
 }
@@ -102,39 +92,6 @@ function startFailed({ problem }: ServerStartProblem, say: (text: string) => voi
   if (problem.kind === "config") throw new ConfigError(problem.message, problem.name);
   say(problem.message);
   return problem.kind === "timeout" ? EXIT_CODES.timeout : EXIT_CODES.agent_error;
-}
-
-/** server start --ssh: opencode serve on another host, behind a local forward (hosts/ssh/remote-serve.ts). */
-async function startRemote(flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
-  const ssh = resolveSsh(
-    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
-    FLAG_LABELS,
-    readEnvironment(io.env).sshConfig,
-  )!;
-  if (flags.sandbox !== undefined || flags.port !== undefined)
-    throw new ConfigError(
-      `--ssh cannot be combined with ${flags.sandbox !== undefined ? "--sandbox (the sandbox runs on this machine only)" : "--port (the local end of the forward is a free port)"}`,
-    );
-  const idleTimeoutMs = parseDurationFlag(flags.idleTimeout ?? SERVER_IDLE_DEFAULT, "--idle-timeout");
-  const server = await startServer({
-    binary: flags.opencode ?? "opencode",
-    version: null,
-    dir: ssh.dir ?? "~",
-    idleTimeoutMs,
-    port: 0,
-    env: io.env,
-    startTimeoutMs: START_TIMEOUT_MS,
-    sandbox: null,
-    models: [],
-    ssh,
-  });
-  if ("problem" in server) return startFailed(server, say);
-  if (io.env.GITHUB_ACTIONS === "true") io.stderr.write(`::add-mask::${server.password}\n`);
-  writeStdoutText(`${server.url}\n`, io.stdout);
-  say(
-    `opencode serving ${server.dir} on ${ssh.destination}, forwarded to ${server.url} (supervisor pid ${server.supervisor_pid})${idleTimeoutMs > 0 ? `; it stops after ${flags.idleTimeout ?? SERVER_IDLE_DEFAULT} without a turn` : ""}; stop it with: oc-exec server stop ${server.url}`,
-  );
-  return EXIT_CODES.success;
 }
 
 async function stop(urls: string[], flags: ServerFlags, io: CliIo, say: (text: string) => void): Promise<number> {
@@ -158,19 +115,4 @@ async function stop(urls: string[], flags: ServerFlags, io: CliIo, say: (text: s
   await Promise.all(wanted.map((server) => stopServer(io.env, server)));
   for (const server of wanted) say(`stopped ${server.url} (pid ${server.pid})`);
   return EXIT_CODES.success;
-}
-
-/** The sandbox of a server (or a batch's server), from its flags or OC_EXEC_SANDBOX; --model without one does nothing. */
-function resolveServerSandbox(flags: ServerFlags, env: NodeJS.ProcessEnv): SandboxSpec | null {
-  const sandbox = resolveSandbox(
-    {
-      sandbox: flags.sandbox as SandboxSpec["mode"] | undefined,
-      ...tableOptions(flags, SANDBOX_FLAGS),
-    },
-    env,
-    FLAG_LABELS,
-  );
-  if (!sandbox && flags.model !== undefined)
-    throw new ConfigError("server start --model needs --sandbox: it names the provider the sandbox lets through");
-  return sandbox;
 }

@@ -2,7 +2,14 @@
 // table reads, taking a value exactly when its parser takes one; the names messages give options
 // come from it; and a turn's, a batch's and a server's flags are converted by it alike.
 import { describe, expect, it } from "vitest";
-import { ALL_OPTION_FLAGS, FLAG_LABELS, OPTION_FLAGS, SANDBOX_FLAGS, tableOptions } from "../../src/cli/flag-table.js";
+import {
+  ALL_OPTION_FLAGS,
+  FLAG_LABELS,
+  OPTION_FLAGS,
+  SANDBOX_FLAGS,
+  type TableFlags,
+  tableOptions,
+} from "../../src/cli/flag-table.js";
 import { optionsFromFlags } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
 
@@ -57,7 +64,8 @@ describe("the option flags' table", () => {
     expect(
       tableOptions({ allowHost: ["a.example,b.example"], passEnv: ["CI"], writable: ["out"] }, SANDBOX_FLAGS),
     ).toEqual({ allowHosts: ["a.example", "b.example"], passEnv: ["CI"], writable: ["out"] });
-    expect(tableOptions({ dir: "x", model: "a/b" }, ["model"])).toEqual({ model: "a/b" });
+    const both: TableFlags = { dir: "x", model: "a/b" };
+    expect(tableOptions(both, ["model"])).toEqual({ model: "a/b" });
     expect(() => tableOptions({ retryDelay: "later" }, ["retryDelay"])).toThrow(
       '--retry-delay takes a duration like 1500ms, 90s or 5m, not "later"',
     );
