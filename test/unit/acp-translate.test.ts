@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FLAG_LABELS } from "../../src/cli/flag-table.js";
 import { AcpTranslator, permissionOf, tolerantLine, usageOf } from "../../src/domain/events/acp-translate.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
+import { fileChangesOf } from "../../src/domain/events/tool-files.js";
 import { buildPolicy, policyAction } from "../../src/domain/opencode/permissions.js";
 import { classifyOutcome, type TurnEnd } from "../../src/domain/outcome/classify.js";
 
@@ -267,6 +268,130 @@ describe("Qwen Code's errors", () => {
     });
     expect(line).toMatchObject({
       error: { name: "APIError", data: { message: "Incorrect API key provided: sk-x", statusCode: 401 } },
+    });
+  });
+});
+
+describe("codex-acp", () => {
+  it("a command as codex sends it: the shell's script as the command, its bookkeeping left out, the output", () => {
+    const t = new AcpTranslator("s");
+    const command = ["/bin/bash", "-lc", "echo hi"];
+    const ids = { call_id: "call_1", turn_id: "t1", cwd: "/w", parsed_cmd: [{ type: "unknown", cmd: "echo hi" }] };
+    const lines = [
+      ...t.update({
+        sessionUpdate: "tool_call",
+        toolCallId: "call_1",
+        title: "echo hi",
+        kind: "execute",
+        status: "in_progress",
+        rawInput: { ...ids, process_id: "42", started_at_ms: 1, command, source: "unified_exec_startup" },
+      }),
+      ...t.update({
+        sessionUpdate: "tool_call_update",
+        toolCallId: "call_1",
+        status: "completed",
+        rawOutput: { ...ids, command, stdout: "hi\n", stderr: "", aggregated_output: "hi\n", exit_code: 0 },
+      }),
+    ];
+    expect(strip(lines).at(-1)).toEqual({
+      type: "tool_use",
+      part: {
+        type: "tool",
+        callID: "call_1",
+        tool: "bash",
+        state: { status: "completed", input: { command: "echo hi" }, output: "hi\n", title: "bash" },
+      },
+    });
+  });
+
+  it("its permission request names the shell's script; words that run no script are joined", () => {
+    const request = (command: string[]) => ({ toolCallId: "c", kind: "execute", rawInput: { command } });
+    expect(permissionOf(request(["/bin/bash", "-lc", "echo fixed > fixed.txt"]))).toMatchObject({
+      key: "bash",
+      subject: "echo fixed > fixed.txt",
+      patterns: ["echo fixed > fixed.txt"],
+    });
+    expect(permissionOf(request(["sh", "-c", "npm test"])).subject).toBe("npm test");
+    expect(permissionOf(request(["bash", "-lc", "a", "b"])).subject).toBe("bash -lc a b");
+    expect(permissionOf(request(["python", "-c", "print(1)"])).subject).toBe("python -c print(1)");
+  });
+
+  it("its edit names each file and how it changes", () => {
+    const changes = {
+      "/w/notes.txt": { type: "add", content: "hello\n" },
+      "/w/old.txt": { type: "delete" },
+      "/w/src/a.ts": { type: "update", unified_diff: "" },
+    };
+    const t = new AcpTranslator("s");
+    t.update({
+      sessionUpdate: "tool_call",
+      toolCallId: "e",
+      title: "Edit /w/notes.txt",
+      kind: "edit",
+      rawInput: { changes },
+    });
+    const [done] = t.update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "e",
+      status: "completed",
+      rawOutput: { stdout: "Success. Updated the following files:\nA notes.txt\n", success: true, changes },
+    });
+    expect(done).toMatchObject({
+      part: {
+        tool: "edit",
+        state: { input: { changes }, output: "Success. Updated the following files:\nA notes.txt\n" },
+      },
+    });
+    expect(fileChangesOf("/w", "edit", { changes }, null)).toEqual([
+      { path: "notes.txt", change: "added" },
+      { path: "old.txt", change: "deleted" },
+      { path: "src/a.ts", change: "modified" },
+    ]);
+  });
+
+  it("its errors: the status from codex_error_info or its message, the provider's text, an overflow by name", () => {
+    const error = (data: Record<string, unknown>) =>
+      strip(new AcpTranslator("s").error({ code: -32603, message: "Internal error", data }))[0];
+    expect(
+      error({
+        message:
+          "unexpected status 401 Unauthorized: Incorrect API key provided: sk-x, url: http://127.0.0.1:1/v1/responses",
+        codex_error_info: "other",
+      }),
+    ).toEqual({
+      type: "error",
+      error: { name: "APIError", data: { message: "Incorrect API key provided: sk-x", statusCode: 401 } },
+    });
+    expect(
+      error({
+        message: "exceeded retry limit, last status: 429 Too Many Requests",
+        codex_error_info: { response_too_many_failed_attempts: { http_status_code: 429 } },
+      }),
+    ).toEqual({
+      type: "error",
+      error: {
+        name: "APIError",
+        data: { message: "exceeded retry limit, last status: 429 Too Many Requests", statusCode: 429 },
+      },
+    });
+    expect(
+      error({
+        message: "Codex ran out of room in the model's context window. Start a new thread.",
+        codex_error_info: "context_window_exceeded",
+      }),
+    ).toEqual({
+      type: "error",
+      error: {
+        name: "ContextOverflowError",
+        data: { message: "Codex ran out of room in the model's context window. Start a new thread." },
+      },
+    });
+    expect(error({ message: "not logged in", codex_error_info: "unauthorized" })).toMatchObject({
+      error: { name: "APIError", data: { statusCode: 401 } },
+    });
+    expect(error({ message: "the sandbox failed", codex_error_info: "sandbox_error" })).toEqual({
+      type: "error",
+      error: { name: "UnknownError", data: { message: "the sandbox failed" } },
     });
   });
 });

@@ -87,15 +87,42 @@ export function permissionOf(toolCall: Json): { key: string; subject: string | n
 }
 
 /**
+ * A command given as words, as one line: a shell's script when the words run one (codex-acp:
+ * ["/bin/bash", "-lc", "npm test"] is `npm test`), else the words joined by spaces.
+ */
+function commandLine(words: unknown[]): string {
+  const line = words.filter((w): w is string => typeof w === "string");
+  const [shell, flag, script] = line;
+  const runsScript =
+    line.length === 3 && /(^|\/)(ba|da|z|k)?sh$/.test(shell!) && /^-l?c$/.test(flag!) && script !== undefined;
+  return runsScript ? script! : line.join(" ");
+}
+
+/**
  * An execute call's command: its raw input's (a string, or words), else its title, which is where
  * an agent that sends no raw input puts it (gemini-cli: title "npm test").
  */
 function commandOf(update: Json, input: Json): string | null {
-  if (Array.isArray(input.command)) return input.command.filter((w): w is string => typeof w === "string").join(" ");
+  if (Array.isArray(input.command)) return commandLine(input.command);
   return (
     str(input.command) ?? (str(update.kind) === "execute" && !isObject(update.rawInput) ? str(update.title) : null)
   );
 }
+
+/**
+ * What an agent's raw input carries besides the call's input, left out of the tool event: the
+ * directory (opencode), the call's ids, start, parse and approval (codex-acp).
+ */
+const NOT_INPUT = new Set([
+  "cwd",
+  "call_id",
+  "turn_id",
+  "process_id",
+  "started_at_ms",
+  "parsed_cmd",
+  "source",
+  "auto_approved",
+]);
 
 /**
  * The turn's usage from the prompt's response: `usage` (opencode), else gemini-cli's
@@ -142,6 +169,41 @@ function providerMessage(message: string): string {
   } catch {
     return message;
   }
+}
+
+/** Codex's kinds of provider error that carry no status, with the status each stands for. */
+const CODEX_STATUS: Record<string, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  usage_limit_exceeded: 429,
+  internal_server_error: 500,
+  server_overloaded: 503,
+};
+
+/**
+ * codex-acp's error: −32603 "Internal error" with data {message, codex_error_info}, the info a
+ * kind's name ("context_window_exceeded") or {kind: {http_status_code}}. A status the info does not
+ * give may be in the message, "unexpected status 401 Unauthorized: TEXT, url: URL", whose TEXT is
+ * the provider's own. Null for any other agent's error.
+ */
+function codexError(data: Json): { overflow: boolean; status: number | null; message: string } | null {
+  const info = data.codex_error_info;
+  const said = str(data.message);
+  if (info === undefined || said === null) return null;
+  const kind = typeof info === "string" ? info : isObject(info) ? (Object.keys(info)[0] ?? "") : "";
+  const detail = isObject(info) && isObject(info[kind]) ? (info[kind] as Json) : {};
+  const unexpected = /^unexpected status (\d{3})[^:]*: (.*?)(?:, url: .*)?$/s.exec(said);
+  const status =
+    typeof detail.http_status_code === "number"
+      ? detail.http_status_code
+      : unexpected
+        ? Number(unexpected[1])
+        : (CODEX_STATUS[kind] ?? null);
+  return {
+    overflow: kind === "context_window_exceeded",
+    status,
+    message: unexpected ? providerMessage(unexpected[2]!) : said,
+  };
 }
 
 export class AcpTranslator {
@@ -237,7 +299,9 @@ export class AcpTranslator {
       this.tools.set(id, call);
     }
     if (isObject(update.rawInput)) {
-      const { cwd: _cwd, ...input } = update.rawInput;
+      const input = Object.fromEntries(Object.entries(update.rawInput).filter(([key]) => !NOT_INPUT.has(key)));
+      // A command given as words is one line, as opencode's bash input has it.
+      if (Array.isArray(input.command)) input.command = commandLine(input.command);
       call.input = { ...call.input, ...input };
     } else if (call.tool === "bash" && call.input.command === undefined) {
       const command = commandOf(update, {});
@@ -250,8 +314,15 @@ export class AcpTranslator {
     if (status === "completed" || status === "failed") {
       call.done = true;
       const raw = isObject(update.rawOutput) ? update.rawOutput : null;
-      // The raw output: opencode's {output}, claude-agent-acp's string; else the content's text.
-      const text = str(raw?.output) ?? str(update.rawOutput) ?? contentText(update.content) ?? "";
+      // The raw output: opencode's {output}, codex-acp's {aggregated_output} (a command's stdout and
+      // stderr as they came) or {stdout} (an edit's), claude-agent-acp's string; else the content's text.
+      const text =
+        str(raw?.output) ??
+        str(raw?.aggregated_output) ??
+        str(raw?.stdout) ??
+        str(update.rawOutput) ??
+        contentText(update.content) ??
+        "";
       const state =
         status === "completed"
           ? { status: "completed", input: call.input, output: text, title: str(update.title) ?? call.tool }
@@ -307,10 +378,14 @@ export class AcpTranslator {
     const named = str(data.errorName);
     // Qwen Code: −32603 "Internal error" with the provider's "STATUS text" in data.details.
     const details = /^([45]\d\d) (.+)$/s.exec(str(data.details) ?? "");
-    const status = error.code >= 400 && error.code < 600 ? error.code : details ? Number(details[1]) : null;
-    const message = details ? details[2]! : providerMessage(error.message.replace(/^Internal error: /, ""));
+    const codex = details ? null : codexError(data);
+    const status =
+      error.code >= 400 && error.code < 600 ? error.code : details ? Number(details[1]) : (codex?.status ?? null);
+    const message = details
+      ? details[2]!
+      : (codex?.message ?? providerMessage(error.message.replace(/^Internal error: /, "")));
     // An agent that names no error but says the input does not fit (Claude Code: "Prompt is too long").
-    const overflow = named === null && status === null && OVERFLOW_TEXT.test(message);
+    const overflow = codex?.overflow || (named === null && status === null && OVERFLOW_TEXT.test(message));
     return [
       ...this.flush(),
       this.line("error", {

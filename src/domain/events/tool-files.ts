@@ -36,6 +36,16 @@ export function fileChangesOf(workspace: string, tool: string, input: unknown, m
     return [{ path: workspacePath(workspace, filePath), change: added ? "added" : "modified" }];
   }
   if (name === "edit" || name === "multiedit") {
+    // codex-acp's edit names each file it changes and how: {changes: {PATH: {type: add | update | delete}}}.
+    const changes = readObject(input, "changes");
+    if (changes)
+      return Object.entries(changes).map(([path, change]) => {
+        const type = readString(change, "type");
+        return {
+          path: workspacePath(workspace, path),
+          change: type === "add" ? "added" : type === "delete" ? "deleted" : "modified",
+        };
+      });
     return filePath ? [{ path: workspacePath(workspace, filePath), change: "modified" }] : [];
   }
   if (name === "patch" || name === "apply_patch") {
