@@ -3,7 +3,10 @@
 // statistics and update checks, the provider's base URL on loopback, nothing else reachable.
 //   gemini: gemini-cli, Google's Gemini API (gemini-server.ts), one fixed model (no model routing);
 //   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts);
-//   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use).
+//   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use);
+//   codex: Zed's codex-acp (Codex built in), OpenAI's Responses API (responses-server.ts), through a
+//     provider of its config.toml, asking before any command it does not know to be safe
+//     (approval_policy "untrusted"), so that the caller's policy answers.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +14,7 @@ import { afterAll, beforeAll } from "vitest";
 import { startAnthropicServer } from "../../src/domain/scripted/anthropic-server.js";
 import { startGeminiServer } from "../../src/domain/scripted/gemini-server.js";
 import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
+import { startResponsesServer } from "../../src/domain/scripted/responses-server.js";
 import { testReply } from "./test-scripts.js";
 
 export type Peer = { server: ModelServer; env: Record<string, string> };
@@ -65,6 +69,43 @@ const SETUP = {
     },
     env: (url: string) => ({ OPENAI_API_KEY: "sk-test-qwen-key", OPENAI_BASE_URL: url, OPENAI_MODEL: "fake-model" }),
   },
+  codex: {
+    start: () => startResponsesServer(testReply),
+    // A model Codex knows (its context window, its tools), served by the scripted provider; no
+    // update check, analytics, feedback or OpenTelemetry export.
+    home: (home: string, url: string) => {
+      mkdirSync(join(home, ".codex"));
+      writeFileSync(
+        join(home, ".codex", "config.toml"),
+        [
+          'model = "gpt-5.4-mini"',
+          'model_provider = "scripted"',
+          'approval_policy = "untrusted"',
+          "check_for_update_on_startup = false",
+          "",
+          "[model_providers.scripted]",
+          'name = "Scripted"',
+          `base_url = ${JSON.stringify(url)}`,
+          'env_key = "SCRIPTED_API_KEY"',
+          'wire_api = "responses"',
+          "",
+          "[analytics]",
+          "enabled = false",
+          "",
+          "[feedback]",
+          "enabled = false",
+          "",
+          "[otel]",
+          'exporter = "none"',
+          "",
+        ].join("\n"),
+      );
+    },
+    env: (_url: string, home: string) => ({
+      CODEX_HOME: join(home, ".codex"),
+      SCRIPTED_API_KEY: "sk-test-codex-key",
+    }),
+  },
 } as const;
 
 export function usePeer(name: keyof typeof SETUP): Peer {
@@ -73,11 +114,11 @@ export function usePeer(name: keyof typeof SETUP): Peer {
     const setup = SETUP[name];
     ctx.server = await setup.start();
     ctx.home = mkdtempSync(join(tmpdir(), `oc-exec-${name}-`));
-    setup.home(ctx.home);
+    setup.home(ctx.home, ctx.server.url);
     ctx.env = {
       HOME: ctx.home,
       PATH: `${resolve("node_modules/.bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      ...setup.env(ctx.server.url),
+      ...setup.env(ctx.server.url, ctx.home),
     };
   });
   afterAll(async () => {
