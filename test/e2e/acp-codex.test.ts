@@ -134,14 +134,17 @@ describe.skipIf(process.platform !== "linux")(
       expect(existsSync(join(denied, "fixed.txt"))).toBe(false);
     });
 
-    it("under Codex's own default (approval_policy on-request) it asks nothing: its sandbox fails the write, unseen; exit 0, nothing written", async () => {
+    it("under Codex's own default (approval_policy on-request) it asks for an edit, never for a command: its sandbox fails the write unseen; exit 0, nothing written", async () => {
+      const onRequest = "codex-acp -c approval_policy=on-request";
+      const edit = e2e.workspace();
+      const refused = await run(["scenario:write codex-default-edit"], {}, edit, onRequest);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(eventsOf(refused, "permission.denied")).toMatchObject([
+        { permission: "edit", patterns: [join(edit, "notes.txt")] },
+      ]);
+
       const ws = e2e.workspace();
-      const result = await run(
-        ["scenario:bash-write codex-default"],
-        {},
-        ws,
-        "codex-acp -c approval_policy=on-request",
-      );
+      const result = await run(["scenario:bash-write codex-default-cmd"], {}, ws, onRequest);
       expect(result.code, result.stderr).toBe(0);
       expect(result.types).toEqual([
         "run.started",
@@ -154,7 +157,7 @@ describe.skipIf(process.platform !== "linux")(
       expect(result.result).toMatchObject({ class: "success", tools: { total: 0, failed: 0, denied: 0 } });
       expect(existsSync(join(ws, "fixed.txt"))).toBe(false);
       // Only the model saw the command fail, in the tool result Codex sent back.
-      const [, second] = requestsFor("codex-default");
+      const [, second] = requestsFor("codex-default-cmd");
       expect(JSON.stringify(second?.body.messages)).toMatch(/Read-only file system/);
     });
 
