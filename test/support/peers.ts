@@ -72,7 +72,9 @@ const SETUP = {
   codex: {
     start: () => startResponsesServer(testReply),
     // A model Codex knows (its context window, its tools), served by the scripted provider; no
-    // update check, analytics, feedback or OpenTelemetry export.
+    // update check, analytics, feedback or OpenTelemetry export. This HOME is under /tmp: Codex
+    // refuses to make its helpers (its sandbox's, apply_patch) in a CODEX_HOME inside TMPDIR, and
+    // makes them here only because oc-exec gives the agent a TMPDIR of the run's own.
     home: (home: string, url: string) => {
       mkdirSync(join(home, ".codex"));
       writeFileSync(
