@@ -1,131 +1,18 @@
-// Other agents (the project's pinned dev dependencies) against a scripted server of their
-// provider's API, for `--acp NAME`: a throwaway HOME whose settings turn off telemetry, usage
-// statistics and update checks, the provider's base URL on loopback, nothing else reachable.
-//   gemini: gemini-cli, Google's Gemini API (gemini-server.ts), one fixed model (no model routing);
-//   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts);
-//   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use);
-//   codex: Zed's codex-acp (Codex built in), OpenAI's Responses API (responses-server.ts), through a
-//     provider of its config.toml, asking before any command it does not know to be safe
-//     (approval_policy "untrusted"), so that the caller's policy answers.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+// \`usePeer(NAME)\`: a peer agent's scripted server and throwaway HOME for a test file's lifetime
+// (peer-setup.ts says what each is).
 import { afterAll, beforeAll } from "vitest";
-import { startAnthropicServer } from "../../src/domain/scripted/anthropic-server.js";
-import { startGeminiServer } from "../../src/domain/scripted/gemini-server.js";
-import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
-import { startResponsesServer } from "../../src/domain/scripted/responses-server.js";
-import { testReply } from "./test-scripts.js";
+import { type Peer, type PeerName, startPeer } from "./peer-setup.js";
 
-export type Peer = { server: ModelServer; env: Record<string, string> };
-
-const SETUP = {
-  gemini: {
-    start: () => startGeminiServer(testReply),
-    home: (home: string) => {
-      mkdirSync(join(home, ".gemini"));
-      writeFileSync(
-        join(home, ".gemini", "settings.json"),
-        JSON.stringify({
-          privacy: { usageStatisticsEnabled: false },
-          telemetry: { enabled: false },
-          general: { disableAutoUpdate: true, disableUpdateNag: true },
-        }),
-      );
-    },
-    env: (url: string) => ({
-      GEMINI_API_KEY: "test-gemini-key",
-      GOOGLE_GEMINI_BASE_URL: url,
-      GEMINI_MODEL: "gemini-2.5-flash",
-      GEMINI_TELEMETRY_ENABLED: "false",
-    }),
-  },
-  claude: {
-    start: () => startAnthropicServer(testReply),
-    home: () => {},
-    env: (url: string) => ({
-      ANTHROPIC_API_KEY: "sk-ant-test-key",
-      ANTHROPIC_BASE_URL: url,
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_AUTOUPDATER: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      // Claude Code refuses to start as root unless told it runs in a sandbox (CI runs as root).
-      IS_SANDBOX: "1",
-    }),
-  },
-  qwen: {
-    start: () => startModelServer(testReply),
-    home: (home: string) => {
-      mkdirSync(join(home, ".qwen"));
-      writeFileSync(
-        join(home, ".qwen", "settings.json"),
-        JSON.stringify({
-          privacy: { usageStatisticsEnabled: false },
-          telemetry: { enabled: false },
-          general: { disableAutoUpdate: true, disableUpdateNag: true },
-        }),
-      );
-    },
-    env: (url: string) => ({ OPENAI_API_KEY: "sk-test-qwen-key", OPENAI_BASE_URL: url, OPENAI_MODEL: "fake-model" }),
-  },
-  codex: {
-    start: () => startResponsesServer(testReply),
-    // A model Codex knows (its context window, its tools), served by the scripted provider; no
-    // update check, analytics, feedback or OpenTelemetry export. This HOME is under /tmp: Codex
-    // refuses to make its helpers (its sandbox's, apply_patch) in a CODEX_HOME inside TMPDIR, and
-    // makes them here only because oc-exec gives the agent a TMPDIR of the run's own.
-    home: (home: string, url: string) => {
-      mkdirSync(join(home, ".codex"));
-      writeFileSync(
-        join(home, ".codex", "config.toml"),
-        [
-          'model = "gpt-5.4-mini"',
-          'model_provider = "scripted"',
-          'approval_policy = "untrusted"',
-          "check_for_update_on_startup = false",
-          "",
-          "[model_providers.scripted]",
-          'name = "Scripted"',
-          `base_url = ${JSON.stringify(url)}`,
-          'env_key = "SCRIPTED_API_KEY"',
-          'wire_api = "responses"',
-          "",
-          "[analytics]",
-          "enabled = false",
-          "",
-          "[feedback]",
-          "enabled = false",
-          "",
-          "[otel]",
-          'exporter = "none"',
-          "",
-        ].join("\n"),
-      );
-    },
-    env: (_url: string, home: string) => ({
-      CODEX_HOME: join(home, ".codex"),
-      SCRIPTED_API_KEY: "sk-test-codex-key",
-    }),
-  },
-} as const;
-
-export function usePeer(name: keyof typeof SETUP): Peer {
-  const ctx = { env: {} } as Peer & { home: string };
+export function usePeer(name: PeerName): Peer {
+  const ctx = { env: {} } as Peer;
+  let started: Awaited<ReturnType<typeof startPeer>> | null = null;
   beforeAll(async () => {
-    const setup = SETUP[name];
-    ctx.server = await setup.start();
-    ctx.home = mkdtempSync(join(tmpdir(), `oc-exec-${name}-`));
-    setup.home(ctx.home, ctx.server.url);
-    ctx.env = {
-      HOME: ctx.home,
-      PATH: `${resolve("node_modules/.bin")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      ...setup.env(ctx.server.url, ctx.home),
-    };
+    started = await startPeer(name);
+    ctx.server = started.server;
+    ctx.env = started.env;
   });
   afterAll(async () => {
-    await ctx.server?.close();
-    if (ctx.home) rmSync(ctx.home, { recursive: true, force: true });
+    await started?.close();
   });
   return ctx;
 }
