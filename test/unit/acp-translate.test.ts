@@ -395,3 +395,151 @@ describe("codex-acp", () => {
     });
   });
 });
+
+describe("Copilot CLI", () => {
+  /** The turn's lines through the normalizer and classifier: its events and its class. */
+  const judged = (lines: object[]) => {
+    const events: Record<string, unknown>[] = [];
+    const normalizer = new Normalizer({ workspace: "/w", session: null, maxOutputBytes: 1000 }, (e) =>
+      events.push(e as Record<string, unknown>),
+    );
+    for (const line of lines) normalizer.stdoutLine(JSON.stringify(line));
+    normalizer.finish();
+    const outcome = classifyOutcome(normalizer.facts, {
+      stop: null,
+      launchError: null,
+      process: null,
+      lost: null,
+    } as unknown as TurnEnd);
+    return { events, outcome };
+  };
+  const chunk = (text: string) => ({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+
+  it("a refused call fails with {message, code: rejected}: the call denied, paired with its permission; a done call's output is its {content}", () => {
+    const t = new AcpTranslator("s", "Copilot");
+    const call = { toolCallId: "c1", title: "Print hi", kind: "execute", status: "pending" };
+    const lines = [
+      ...t.update({ sessionUpdate: "tool_call", ...call, rawInput: { command: "echo hi", description: "Print hi" } }),
+      ...t.refused({ ...call, rawInput: { command: "echo hi", commands: ["echo hi"] } }),
+      ...t.update({
+        sessionUpdate: "tool_call_update",
+        toolCallId: "c1",
+        status: "failed",
+        rawOutput: { message: "The user rejected this tool call.", code: "rejected" },
+      }),
+      ...t.update(chunk("Info: Operation cancelled by user")),
+      ...t.finish("end_turn", { inputTokens: 150, outputTokens: 20, totalTokens: 170 }),
+    ];
+    const { events, outcome } = judged(lines);
+    expect(events.filter((e) => e.type === "tool" || e.type === "permission.denied")).toMatchObject([
+      { type: "tool", tool: "bash", status: "denied", error: "The user rejected this tool call." },
+      { type: "permission.denied", permission: "bash", patterns: ["echo hi"], tool: "bash", call_id: "c1" },
+    ]);
+    expect(outcome.class).toBe("approval_denied");
+
+    const done = new AcpTranslator("s", "Copilot");
+    done.update({ sessionUpdate: "tool_call", toolCallId: "c2", title: "Creating a.txt", kind: "edit" });
+    expect(
+      strip(
+        done.update({
+          sessionUpdate: "tool_call_update",
+          toolCallId: "c2",
+          status: "completed",
+          content: [{ type: "diff", path: "a.txt", oldText: "", newText: "x" }],
+          rawOutput: { content: "Created file /w/a.txt with 1 characters", detailedContent: "diff --git ..." },
+        }),
+      ).at(-1),
+    ).toMatchObject({
+      part: { tool: "edit", state: { status: "completed", output: "Created file /w/a.txt with 1 characters" } },
+    });
+    // Its create tool makes a file that must not exist yet: added; its edit changes one.
+    expect(fileChangesOf("/w", "edit", { path: "a.txt", file_text: "x" }, null)).toEqual([
+      { path: "a.txt", change: "added" },
+    ]);
+    expect(fileChangesOf("/w", "edit", { path: "/w/a.txt", old_str: "x", new_str: "y" }, null)).toEqual([
+      { path: "a.txt", change: "modified" },
+    ]);
+  });
+
+  it("its notices are messages of their own; an Error notice last in a turn that tells no usage is the turn's failure", () => {
+    const t = new AcpTranslator("s", "Copilot");
+    const lines = [
+      ...t.update(chunk("Info: Request failed due to a transient API error. Retrying...")),
+      ...t.update(chunk("Info: Request failed due to a transient API error. Retrying...")),
+      ...t.update(
+        chunk(
+          "Error: Authentication failed with provider at http://127.0.0.1:1/v1 (HTTP 401).\n  Check your COPILOT_PROVIDER_API_KEY.",
+        ),
+      ),
+      ...t.finish("end_turn", null),
+    ];
+    expect(strip(lines)).toEqual([
+      { type: "step_start", part: { type: "step-start" } },
+      { type: "text", part: { type: "text", text: "Info: Request failed due to a transient API error. Retrying..." } },
+      { type: "text", part: { type: "text", text: "Info: Request failed due to a transient API error. Retrying..." } },
+      {
+        type: "error",
+        error: {
+          name: "APIError",
+          data: {
+            message:
+              "Authentication failed with provider at http://127.0.0.1:1/v1 (HTTP 401).\n  Check your COPILOT_PROVIDER_API_KEY.",
+            statusCode: 401,
+          },
+        },
+      },
+    ]);
+    expect(judged(lines).outcome.class).toBe("api_error");
+
+    const failed = (notice: string) => {
+      const c = new AcpTranslator("s", "Copilot");
+      return judged([...c.update(chunk(notice)), ...c.finish("end_turn", null)]);
+    };
+    const overflow = failed(
+      "Error: 400 This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.",
+    );
+    expect(overflow.outcome.class).toBe("context_overflow");
+    expect(overflow.events.filter((e) => e.type === "message")).toEqual([]);
+    const limited = failed(
+      "Error: Failed to get response from the AI model; retried 5 times (total retry wait time: 5.4 seconds) Last error: 429 Rate limit reached",
+    );
+    expect(limited.outcome).toMatchObject({ class: "api_error", error: { status_code: 429 } });
+    expect(failed("Error: something else went wrong").outcome).toMatchObject({
+      class: "agent_error",
+      error: { name: "UnknownError", message: "something else went wrong" },
+    });
+  });
+
+  it("a model's answer that begins 'Error: ' is an answer: in a turn that tells its usage, or from another agent", () => {
+    const told = new AcpTranslator("s", "Copilot");
+    const lines = [
+      ...told.update(chunk("Error: the build is broken.")),
+      ...told.finish("end_turn", { inputTokens: 10, outputTokens: 5, totalTokens: 15 }),
+    ];
+    const answered = judged(lines);
+    expect(answered.outcome.class).toBe("success");
+    expect(answered.events.filter((e) => e.type === "message").map((e) => e.text)).toEqual([
+      "Error: the build is broken.",
+    ]);
+    // The model's text after a notice is a message apart from it.
+    const after = new AcpTranslator("s", "Copilot");
+    const parts = [
+      ...after.update(chunk("Info: /w/a.txt")),
+      ...after.update(chunk("Wrote ")),
+      ...after.update(chunk("a.txt.")),
+      ...after.finish("end_turn", { inputTokens: 10, outputTokens: 5, totalTokens: 15 }),
+    ];
+    expect(
+      judged(parts)
+        .events.filter((e) => e.type === "message")
+        .map((e) => e.text),
+    ).toEqual(["Info: /w/a.txt", "Wrote a.txt."]);
+    const other = new AcpTranslator("s", "codex-acp");
+    const codex = [...other.update(chunk("Error: the build is broken.")), ...other.finish("end_turn", null)];
+    const another = judged(codex);
+    expect(another.outcome.class).toBe("success");
+    expect(another.events.filter((e) => e.type === "message").map((e) => e.text)).toEqual([
+      "Error: the build is broken.",
+    ]);
+  });
+});

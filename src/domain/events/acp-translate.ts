@@ -206,6 +206,25 @@ function codexError(data: Json): { overflow: boolean; status: number | null; mes
   };
 }
 
+/**
+ * Copilot CLI's own notices, each a whole message chunk of its own: "Info: ..." (a retry, a
+ * refusal's "Operation cancelled by user") and "Error: ..." (the turn's failure).
+ */
+const COPILOT_NOTICE = /^(Info|Error): /;
+
+/**
+ * Copilot CLI's failure, as its "Error: " notice words it: a provider's "STATUS text", an
+ * authentication failure "(HTTP 401)", or retries given up on, "Last error: 429 text". Null status
+ * for any other.
+ */
+function copilotError(notice: string): { status: number | null; message: string } {
+  const text = notice.replace(/^Error: /, "");
+  const provider = /^([45]\d\d) (.+)$/s.exec(text);
+  if (provider) return { status: Number(provider[1]), message: provider[2]! };
+  const status = /\(HTTP ([45]\d\d)\)|Last error: ([45]\d\d) /.exec(text);
+  return { status: status ? Number(status[1] ?? status[2]) : null, message: text };
+}
+
 export class AcpTranslator {
   private stepOpen = false;
   private text = "";
@@ -219,8 +238,14 @@ export class AcpTranslator {
     cachedReadTokens: number;
   } = { inputTokens: 0, outputTokens: 0, totalTokens: 0, thoughtTokens: 0, cachedReadTokens: 0 };
   private sawChunkUsage = false;
+  /** Copilot CLI's notice, while it is the last thing the agent said. */
+  private notice: string | null = null;
 
-  constructor(private readonly sessionId: string) {}
+  /** `agent`: the name the agent gave in `initialize` (Copilot CLI's notices are read by it). */
+  constructor(
+    private readonly sessionId: string,
+    private readonly agent: string | null = null,
+  ) {}
 
   private line(type: string, fields: Json): Json {
     return { type, sessionID: this.sessionId, timestamp: Date.now(), ...fields };
@@ -267,8 +292,12 @@ export class AcpTranslator {
         this.addChunkUsage(update);
         const content = isObject(update.content) ? update.content : null;
         if (content?.type !== "text" || typeof content.text !== "string") return [];
+        // Copilot CLI's notice is a message of its own, apart from the model's text around it.
+        const notice = this.agent === "Copilot" && COPILOT_NOTICE.test(content.text);
+        const out = [...this.open(), ...(notice || this.notice !== null ? this.flush() : [])];
+        this.notice = notice ? content.text : null;
         this.text += content.text;
-        return this.open();
+        return out;
       }
       case "agent_thought_chunk": {
         const content = isObject(update.content) ? update.content : null;
@@ -293,6 +322,7 @@ export class AcpTranslator {
   private tool(update: Json): Json[] {
     const id = str(update.toolCallId);
     if (!id) return [];
+    this.notice = null;
     let call = this.tools.get(id);
     if (!call) {
       call = { tool: toolName(update), input: {}, started: false, done: false };
@@ -315,18 +345,22 @@ export class AcpTranslator {
       call.done = true;
       const raw = isObject(update.rawOutput) ? update.rawOutput : null;
       // The raw output: opencode's {output}, codex-acp's {aggregated_output} (a command's stdout and
-      // stderr as they came) or {stdout} (an edit's), claude-agent-acp's string; else the content's text.
+      // stderr as they came) or {stdout} (an edit's), Copilot CLI's {content} (what the model is
+      // told), claude-agent-acp's string; else the content's text.
       const text =
         str(raw?.output) ??
         str(raw?.aggregated_output) ??
         str(raw?.stdout) ??
+        str(raw?.content) ??
         str(update.rawOutput) ??
         contentText(update.content) ??
         "";
+      // A failure's words: {error}, or Copilot CLI's {message} ("The user rejected this tool call.").
+      const failure = str(raw?.error) ?? str(raw?.message) ?? (text || "the tool call failed");
       const state =
         status === "completed"
           ? { status: "completed", input: call.input, output: text, title: str(update.title) ?? call.tool }
-          : { status: "error", input: call.input, error: str(raw?.error) ?? (text || "the tool call failed") };
+          : { status: "error", input: call.input, error: failure };
       out.push(this.line("tool_use", { part: part(state) }));
     } else if (!call.started) {
       call.started = true;
@@ -348,8 +382,25 @@ export class AcpTranslator {
     ];
   }
 
-  /** The prompt's response: the step closed with its usage, and how the turn stopped. */
+  /**
+   * The prompt's response: the step closed with its usage, and how the turn stopped. Copilot CLI
+   * ends a failed turn as any other, with its "Error: " notice last and no usage told: that turn
+   * failed, with the error its notice words (a turn the model answered tells its usage).
+   */
   finish(stopReason: string, told: AcpUsage | null): Json[] {
+    if (told === null && this.notice?.startsWith("Error: ")) {
+      const { status, message } = copilotError(this.notice);
+      this.text = this.text.slice(0, -this.notice.length);
+      this.notice = null;
+      return [
+        ...this.open(),
+        ...this.error({
+          code: -32603,
+          message,
+          ...(status !== null ? { data: { details: `${status} ${message}` } } : {}),
+        }),
+      ];
+    }
     const usage: AcpUsage | null = told ?? (this.sawChunkUsage ? this.chunkUsage : null);
     const reason =
       stopReason === "end_turn" ? "stop" : stopReason === "max_tokens" ? "length" : stopReason.replace(/_/g, "-");

@@ -12,6 +12,8 @@ const DENIAL_TEXT = [
   // 2.x: "The user declined this tool call", or its reply to the model when it goes on without it.
   /declined this tool call/i,
   /cannot ask the user for permission/i,
+  // Copilot CLI (ACP): "The user rejected this tool call."
+  /rejected this tool call/i,
 ];
 
 /**

@@ -46,7 +46,9 @@ export function fileChangesOf(workspace: string, tool: string, input: unknown, m
           change: type === "add" ? "added" : type === "delete" ? "deleted" : "modified",
         };
       });
-    return filePath ? [{ path: workspacePath(workspace, filePath), change: "modified" }] : [];
+    // Copilot CLI's create ({path, file_text}) makes a file that must not exist yet.
+    const created = readString(input, "file_text") !== null;
+    return filePath ? [{ path: workspacePath(workspace, filePath), change: created ? "added" : "modified" }] : [];
   }
   if (name === "patch" || name === "apply_patch") {
     const text = readString(input, "patchText") ?? readString(input, "patch") ?? readString(input, "input");

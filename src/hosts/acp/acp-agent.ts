@@ -285,7 +285,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
           }
           sessions.add(id);
           sessionId = id;
-          translator = new AcpTranslator(id);
+          translator = new AcpTranslator(id, info.name);
           if (turn.model) {
             const option = configOptions.find((o) => o.category === "model");
             if (!option) {
