@@ -6,7 +6,9 @@
 //   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use);
 //   codex: Zed's codex-acp (Codex built in), OpenAI's Responses API (responses-server.ts), through a
 //     provider of its config.toml, asking before any command it does not know to be safe
-//     (approval_policy "untrusted"), so that the caller's policy answers.
+//     (approval_policy "untrusted"), so that the caller's policy answers;
+//   copilot: GitHub Copilot CLI (its native binary, through the npm loader), OpenAI's chat completions
+//     (model-server.ts) as its BYOK provider, offline: no GitHub sign-in, telemetry or update.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -105,6 +107,20 @@ const SETUP = {
     env: (_url: string, home: string) => ({
       CODEX_HOME: join(home, ".codex"),
       SCRIPTED_API_KEY: "sk-test-codex-key",
+    }),
+  },
+  copilot: {
+    start: () => startModelServer(testReply),
+    home: () => {},
+    // BYOK (`copilot help providers`): the provider's base URL, key and model. Offline mode skips
+    // GitHub authentication, telemetry, web tools, the GitHub MCP server and auto-update. Copilot
+    // unpacks its bundle (about 235 MB) into XDG_CACHE_HOME's copilot/pkg at its first start there.
+    env: (url: string) => ({
+      COPILOT_OFFLINE: "true",
+      COPILOT_AUTO_UPDATE: "false",
+      COPILOT_PROVIDER_BASE_URL: url,
+      COPILOT_PROVIDER_API_KEY: "sk-test-copilot-key",
+      COPILOT_MODEL: "fake-model",
     }),
   },
 } as const;

@@ -252,13 +252,20 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 /**
  * The scripts call opencode's tools (bash, write, read); an agent that offers its own names for them
- * (Qwen Code: run_shell_command, write_file, read_file) gets the call under its name and arguments.
+ * (Qwen Code: run_shell_command, write_file, read_file; Copilot CLI: create, view) gets the call
+ * under its name and arguments.
  */
 const TOOL_ALIASES: Record<string, { name: string; args: (a: Record<string, unknown>) => Record<string, unknown> }[]> =
   {
     bash: [{ name: "run_shell_command", args: (a) => ({ command: a.command, description: a.description }) }],
-    write: [{ name: "write_file", args: (a) => ({ file_path: a.filePath, content: a.content }) }],
-    read: [{ name: "read_file", args: (a) => ({ absolute_path: a.filePath }) }],
+    write: [
+      { name: "write_file", args: (a) => ({ file_path: a.filePath, content: a.content }) },
+      { name: "create", args: (a) => ({ path: a.filePath, file_text: a.content }) },
+    ],
+    read: [
+      { name: "read_file", args: (a) => ({ absolute_path: a.filePath }) },
+      { name: "view", args: (a) => ({ path: a.filePath }) },
+    ],
   };
 
 function asOffered(reply: Reply, body: ChatRequest): Reply {
