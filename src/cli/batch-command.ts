@@ -11,7 +11,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
-import { planTasks, retries, serverGroups } from "../app/batch/plan.js";
+import { planBatch, serverGroups } from "../app/batch/plan.js";
 import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
 import { runBatch } from "../app/batch/run-batch.js";
 import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
@@ -27,7 +27,6 @@ import { writeBatchStepSummary } from "../domain/progress/step-summary.js";
 import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
 import { makeBatchServers } from "../hosts/batch-servers.js";
 import type { RunTurnOptions } from "../plan/options.js";
-import { resolveTurnOptions, resolveWholeLimits } from "../plan/resolve-options.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseBudgetCount, parseCount } from "./duration.js";
 import { type TableFlags, tableOptions } from "./flag-table.js";
@@ -164,65 +163,27 @@ async function runBatchCommand(
   const budgetCount = (v: string | undefined, flag: string) =>
     v === undefined ? undefined : parseBudgetCount(v, flag);
   const amount = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseAmount(v, flag));
-  const limits = resolveWholeLimits(
-    "batch",
-    { maxCostUsd: amount(flags.maxCostUsd, "--max-cost-usd"), maxTokens: budgetCount(flags.maxTokens, "--max-tokens") },
-    { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
-  );
-  const defaults = {
-    env: io.env,
-    ...tableOptions(flags, ["attach", "model", "agent", "allow", "deny"]),
-    dir: resolve(flags.dir ?? "."),
-    auto: flags.auto,
-    ...limitOptions(flags, "task-"),
-    // The sandbox of tasks that name none: their server's, which their tools run in.
-    sandbox: flags.sandbox as RunTurnOptions["sandbox"],
-    ...workOptions(flags),
-  };
-  // The defaults are the flags' values: a bad one is a usage error of the batch, named by its flag.
-  // --retry-delay serves the tasks that retry (their own retry, or --retry): a flag for none is idle.
-  const anyRetries = tasks.some((t) => retries(t, defaults));
-  if (!anyRetries && (defaults.retryDelayMs !== undefined || defaults.retryMaxDelayMs !== undefined))
-    throw new ConfigError(
-      `${defaults.retryDelayMs !== undefined ? "--retry-delay" : "--retry-max-delay"} needs --retry (or a task's retry): without another attempt it would do nothing`,
-      "UsageError",
-    );
-  // batch --ssh: its destination, options and --dir (a path there) are checked as a turn's are.
-  const remoteTasks = tasks.filter((t) => t.ssh !== undefined);
-  if (flags.attach !== undefined && (flags.ssh !== undefined || remoteTasks.length > 0))
-    throw new ConfigError(
-      `${flags.ssh !== undefined ? "batch --ssh" : `task ${remoteTasks[0]!.id} names an ssh host: that`} cannot be combined with --attach (every task runs on the one server it names)`,
-      "UsageError",
-    );
-  const checked = resolveTurnOptions(
+  const { limits, checked, planned } = planBatch(
+    tasks,
+    skipped,
     {
-      ...defaults,
-      ...(flags.ssh !== undefined
-        ? { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir }
-        : remoteTasks.length > 0
-          ? {}
-          : { sshOptions: flags.sshOption }),
-      ...((defaults.retry ?? 0) > 0 || defaults.fallbackModel !== undefined
-        ? {}
-        : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
+      env: io.env,
+      ...tableOptions(flags, ["attach", "model", "agent", "allow", "deny"]),
+      dir: resolve(flags.dir ?? "."),
+      auto: flags.auto,
+      ...limitOptions(flags, "task-"),
+      // The sandbox of tasks that name none: their server's, which their tools run in.
+      sandbox: flags.sandbox as RunTurnOptions["sandbox"],
+      ...workOptions(flags),
     },
-    { labels: TASK_FLAG_LABELS },
-  );
-  // A batch runs its tasks on opencode servers: an ACP agent asked for in the environment would be
-  // left out without a word.
-  if (checked.placement.acp)
-    throw new ConfigError(
-      `OC_EXEC_ACP=${checked.placement.acp.name}: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run`,
-      "UsageError",
-    );
-  const planned = planTasks(
-    tasks.filter((t) => !skipped.has(t.id)),
-    defaults,
-    TASK_FLAG_LABELS,
+    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
     {
-      ssh: flags.ssh,
-      sshOptions: flags.sshOption,
-      dir: flags.dir,
+      maxCostUsd: amount(flags.maxCostUsd, "--max-cost-usd"),
+      maxTokens: budgetCount(flags.maxTokens, "--max-tokens"),
+    },
+    {
+      batch: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
+      tasks: TASK_FLAG_LABELS,
     },
   );
   const problems = [...parsed.problems, ...planned.problems].sort((a, b) => a.line - b.line);

@@ -6,7 +6,12 @@ import { posix, resolve } from "node:path";
 import { ConfigError } from "../../domain/outcome/errors.js";
 import type { OptionLabels } from "../../domain/outcome/labels.js";
 import type { RunTurnOptions } from "../../plan/options.js";
-import { resolveTurnOptions } from "../../plan/resolve-options.js";
+import {
+  type ResolvedTurn,
+  resolveTurnOptions,
+  resolveWholeLimits,
+  type WholeLimits,
+} from "../../plan/resolve-options.js";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 import type { SshSpec } from "../../plan/ssh-spec.js";
 import { notADirectory, notAFile } from "../../sys/fs-checks.js";
@@ -64,7 +69,7 @@ function remoteWorkspaceOf(task: Task, base: string | undefined): string | undef
 export type BatchHost = { ssh?: string; sshOptions?: string[]; dir?: string };
 
 /** Whether a task may make more than one attempt: its own retry or fallback, else the batch's. */
-export const retries = (task: Task, defaults: TaskDefaults) =>
+const retries = (task: Task, defaults: TaskDefaults) =>
   (task.retry ?? defaults.retry ?? 0) > 0 || (task.fallback_model ?? defaults.fallbackModel) !== undefined;
 
 export function planTasks(
@@ -191,4 +196,68 @@ export function serverGroups(run: PlannedTask[]): ServerGroup[] {
       if (!group.models.includes(model)) group.models.push(model);
   }
   return [...groups.values()];
+}
+
+/** The batch's own budgets (--max-cost-usd, --max-tokens), before the plan resolves them. */
+export type BatchBudgets = { maxCostUsd?: number; maxTokens?: number };
+/** How the caller names the batch's own limits (the tasks' are named in `names.tasks`). */
+type WholeNames = Parameters<typeof resolveWholeLimits>[2];
+
+/**
+ * The whole batch, planned before anything runs: its own limits; its defaults checked as one turn's
+ * (a bad flag is a usage error of the batch, named by the flag that gave it); each task to run
+ * resolved (planTasks). A ConfigError is the batch's; a task's problem is in `planned.problems`.
+ */
+export function planBatch(
+  tasks: Task[],
+  skipped: ReadonlyMap<string, unknown>,
+  defaults: TaskDefaults,
+  host: BatchHost,
+  budgets: BatchBudgets,
+  names: { batch: WholeNames; tasks: OptionLabels },
+): { limits: WholeLimits; checked: ResolvedTurn; planned: ReturnType<typeof planTasks> } {
+  const labels = names.tasks;
+  const limits = resolveWholeLimits("batch", budgets, names.batch);
+  // --retry-delay serves the tasks that retry (their own retry, or --retry): a flag for none is idle.
+  const anyRetries = tasks.some((t) => retries(t, defaults));
+  if (!anyRetries && (defaults.retryDelayMs !== undefined || defaults.retryMaxDelayMs !== undefined))
+    throw new ConfigError(
+      `${defaults.retryDelayMs !== undefined ? labels.retryDelayMs : labels.retryMaxDelayMs} needs ${labels.retry} (or a task's retry): without another attempt it would do nothing`,
+      "UsageError",
+    );
+  // batch --ssh: its destination, options and --dir (a path there) are checked as a turn's are.
+  const remoteTasks = tasks.filter((t) => t.ssh !== undefined);
+  if (defaults.attach !== undefined && (host.ssh !== undefined || remoteTasks.length > 0))
+    throw new ConfigError(
+      `${host.ssh !== undefined ? `batch ${labels.ssh}` : `task ${remoteTasks[0]!.id} names an ssh host: that`} cannot be combined with ${labels.attach} (every task runs on the one server it names)`,
+      "UsageError",
+    );
+  const checked = resolveTurnOptions(
+    {
+      ...defaults,
+      ...(host.ssh !== undefined
+        ? { ssh: host.ssh, sshOptions: host.sshOptions, dir: host.dir }
+        : remoteTasks.length > 0
+          ? {}
+          : { sshOptions: host.sshOptions }),
+      ...((defaults.retry ?? 0) > 0 || defaults.fallbackModel !== undefined
+        ? {}
+        : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
+    },
+    { labels },
+  );
+  // A batch runs its tasks on opencode servers: an ACP agent asked for in the environment would be
+  // left out without a word.
+  if (checked.placement.acp)
+    throw new ConfigError(
+      `OC_EXEC_ACP=${checked.placement.acp.name}: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run`,
+      "UsageError",
+    );
+  const planned = planTasks(
+    tasks.filter((t) => !skipped.has(t.id)),
+    defaults,
+    labels,
+    host,
+  );
+  return { limits, checked, planned };
 }

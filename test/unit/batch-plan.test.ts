@@ -1,0 +1,74 @@
+// A batch planned before anything runs (app/batch/plan.ts planBatch): its own limits named by the
+// batch's flags, its defaults checked as one turn's, and the refusals that stop it whole, each in
+// the words the user typed.
+import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { planBatch } from "../../src/app/batch/plan.js";
+import { parseTasks } from "../../src/app/batch/tasks.js";
+import { TASK_FLAG_LABELS } from "../../src/cli/flags.js";
+
+const names = {
+  batch: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
+  tasks: TASK_FLAG_LABELS,
+};
+const tasksOf = (...lines: object[]) => parseTasks(lines.map((l) => JSON.stringify(l)).join("\n")).tasks;
+const dir = tmpdir();
+
+describe("planBatch", () => {
+  it("the batch's own budgets are named by its flags, the tasks' defaults by --task-*", () => {
+    const { limits, planned } = planBatch(
+      tasksOf({ id: "a", prompt: "x" }, { id: "b", prompt: "y", max_steps: 0 }),
+      new Map(),
+      { env: {}, dir },
+      {},
+      { maxCostUsd: 2 },
+      names,
+    );
+    expect(limits.budgets).toEqual({
+      limits: { steps: null, tokens: null, cost_usd: 2 },
+      names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
+    });
+    expect(planned.run.map((p) => p.task.id)).toEqual(["a"]);
+    expect(planned.problems).toEqual([
+      {
+        line: 2,
+        message:
+          "max_steps must be more than 0: a budget of 0 would stop the work before it starts (leave it out for no limit)",
+      },
+    ]);
+    // A default every task would take is the batch's problem, named by the flag that gave it.
+    expect(() =>
+      planBatch(tasksOf({ id: "a", prompt: "x" }), new Map(), { env: {}, dir, maxSteps: 0 }, {}, {}, names),
+    ).toThrow("--task-max-steps must be more than 0");
+  });
+
+  it("refuses, whole and before anything runs, what the batch's flags cannot mean", () => {
+    const plan = (defaults: object, host = {}, tasks = tasksOf({ id: "a", prompt: "x" })) =>
+      planBatch(tasks, new Map(), { env: {}, dir, ...defaults }, host, {}, names);
+    expect(() => plan({ retryDelayMs: 1000 })).toThrow(
+      "--retry-delay needs --retry (or a task's retry): without another attempt it would do nothing",
+    );
+    expect(plan({ retryDelayMs: 1000 }, {}, tasksOf({ id: "a", prompt: "x", retry: 1 })).planned.run).toHaveLength(1);
+    expect(() => plan({ attach: "http://127.0.0.1:1" }, { ssh: "build-box" })).toThrow(
+      "batch --ssh cannot be combined with --attach (every task runs on the one server it names)",
+    );
+    expect(() =>
+      plan({ attach: "http://127.0.0.1:1" }, {}, tasksOf({ id: "far", prompt: "x", ssh: "build-box" })),
+    ).toThrow("task far names an ssh host: that cannot be combined with --attach");
+    expect(() => plan({ env: { OC_EXEC_ACP: "gemini" } })).toThrow(
+      "OC_EXEC_ACP=gemini: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet",
+    );
+  });
+
+  it("plans only the tasks --resume does not skip", () => {
+    const { planned } = planBatch(
+      tasksOf({ id: "done", prompt: "x" }, { id: "todo", prompt: "y" }),
+      new Map([["done", true]]),
+      { env: {}, dir },
+      {},
+      {},
+      names,
+    );
+    expect(planned.run.map((p) => p.task.id)).toEqual(["todo"]);
+  });
+});
