@@ -71,7 +71,7 @@ export async function runSource(
   const timers = new TurnTimers(
     {
       turnMs,
-      startupMs: limits.startup?.ms ?? null,
+      startupMs: source.ready ? null : (limits.startup?.ms ?? null),
       idleMs: limits.idle?.ms ?? null,
       idleFromFirstOutput: source.startsOpencode === true,
     },

@@ -2,7 +2,7 @@
 // scripted model: the same events, classes and exit codes as `opencode run` gives, distinct on a
 // refused key, an overflow, a denial and a stall; and nothing of the agent left behind.
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -275,4 +275,81 @@ rl.on("close", () => {
     expect(run.code).toBe(1);
     expect(run.result.error).toMatchObject({ name });
   });
+});
+
+describe("--acp: the turn's other paths, as on `opencode run`", () => {
+  it("--verify: a failing check sends the agent back in the session; the repair passes it (exit 0, two rounds)", async () => {
+    const dir = join(e2e.home.root, `acp-verify-${randomUUID().slice(0, 8)}`);
+    mkdirSync(dir);
+    const m = `acp-verify-${randomUUID().slice(0, 8)}`;
+    const run = await e2e.run(
+      [
+        "-q",
+        "--acp",
+        "opencode",
+        "--auto",
+        "--verify",
+        "test -f fixed.txt || { echo 'fixed.txt is missing'; exit 3; }",
+        `scenario:verify-fix ${m}`,
+      ],
+      { cwd: dir },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "Fixed: the check passes now." });
+    expect(existsSync(join(dir, "fixed.txt"))).toBe(true);
+    const finished = run.events.filter((e) => e.type === "verify.finished") as {
+      round: number;
+      passed: boolean;
+      exit_code: number;
+      output: string;
+    }[];
+    expect(finished.map((e) => [e.round, e.passed, e.exit_code, e.output])).toEqual([
+      [1, false, 3, "fixed.txt is missing"],
+      [2, true, 0, ""],
+    ]);
+    // The repair is a prompt in the turn's session: one session, the turn's request and the repair's two.
+    expect(new Set(run.events.flatMap((e) => (e.session_id ? [e.session_id] : []))).size).toBe(1);
+    expect(e2e.requestsFor(m)).toHaveLength(3);
+  }, 90_000);
+
+  // The agent is started before the turn: its first update waits on the model, --idle-timeout's to
+  // judge (6 s here), never the start-up timeout's minute. -m is set again on the continued session.
+  it("--retry: a stalled first attempt is cancelled at --idle-timeout and the prompt sent again in the same session (exit 0, attempt 2)", async () => {
+    const m = `acp-retry-${randomUUID().slice(0, 8)}`;
+    const run = await e2e.run([
+      "-q",
+      "--acp",
+      "opencode",
+      "-m",
+      "fake/fake-model",
+      "--retry",
+      "1",
+      "--idle-timeout",
+      "6s",
+      "--retry-delay",
+      "0",
+      `scenario:stall-once ${m}`,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result).toMatchObject({ class: "success", text: "Answered on a later try.", attempts: 2 });
+    expect(run.result.failed_attempts).toEqual([
+      expect.objectContaining({ attempt: 1, class: "timeout", name: "TimeoutError" }),
+    ]);
+    const retry = run.events.find((e) => e.type === "retry") as { error?: { timeout?: unknown } } | undefined;
+    expect(retry).toBeDefined();
+    expect(JSON.stringify(run.result.failed_attempts)).toContain("--idle-timeout 6s");
+    expect(new Set(run.events.flatMap((e) => (e.session_id ? [e.session_id] : []))).size).toBe(1);
+    expect(e2e.requestsFor(m)).toHaveLength(2);
+  }, 90_000);
+
+  it("--junit: the report says what the stream said, stdout unchanged", async () => {
+    const file = join(e2e.home.root, `acp-junit-${randomUUID().slice(0, 8)}.xml`);
+    const run = await e2e.run(["-q", "--acp", "opencode", "--junit", file, "scenario:http-401 acp-junit"]);
+    expect(run.code).toBe(4);
+    const xml = readFileSync(file, "utf8");
+    expect(xml).toContain('tests="1" failures="1" errors="0" skipped="0"');
+    expect(xml).toContain(`<failure type="api_error"`);
+    expect(xml).toContain(`exit 4: ${run.result.error!.name}: `);
+    expect(run.types.at(-1)).toBe("result");
+  }, 60_000);
 });

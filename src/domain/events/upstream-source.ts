@@ -36,4 +36,10 @@ export type UpstreamSource = {
    * two are silent: the idle timer waits for its first output (the start-up timer judges the start).
    */
   startsOpencode?: boolean;
+  /**
+   * The agent behind the source is already started and answering (an ACP agent, initialized before
+   * run.started): there is no start-up to judge, and its first output waits on the model, so the
+   * idle timer runs from the start and the start-up timer not at all.
+   */
+  ready?: boolean;
 };

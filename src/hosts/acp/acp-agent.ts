@@ -227,15 +227,19 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     (first.value as { agentCapabilities?: { loadSession?: unknown } }).agentCapabilities?.loadSession === true;
   // The sessions this agent made in the run: a later turn continues one without loading it.
   const sessions = new Set<string>();
+  // What each of those sessions offers to configure (its model), as session/new or session/load said.
+  const sessionOptions = new Map<string, { id: string; category?: string | null }[]>();
 
   return {
     info,
     canContinue: (session) => sessions.has(session) || canLoad,
     close: () => end(),
     turn: (turn) => ({
-      // Its `initialize` took a second or more for the agents that start a server of their own; the
-      // first update of the turn still waits on the model.
-      startsOpencode: true,
+      // Started and initialized before run.started (its start judged by --startup-timeout there): the
+      // turn's first update waits on the model, which is --idle-timeout's to judge, not a start-up's.
+      // (A model that thinks for minutes before its first token would otherwise be stopped as a
+      // start-up that never happened.)
+      ready: true,
       start(sink) {
         const emit = (lines: Json[]) => {
           for (const line of lines) {
@@ -267,8 +271,10 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
           if (ended) throw new Error("the agent is gone");
           let id: string;
           let configOptions: { id: string; category?: string | null }[] = [];
-          if (turn.session !== null && sessions.has(turn.session)) id = turn.session;
-          else if (turn.session !== null) {
+          if (turn.session !== null && sessions.has(turn.session)) {
+            id = turn.session;
+            configOptions = sessionOptions.get(id) ?? [];
+          } else if (turn.session !== null) {
             // An earlier run's session: loading it replays its history as updates, which are not
             // this turn's (no translator yet: they are dropped).
             const loaded = await agent.request("session/load", {
@@ -284,6 +290,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
             configOptions = session.configOptions ?? [];
           }
           sessions.add(id);
+          if (!sessionOptions.has(id)) sessionOptions.set(id, configOptions);
           sessionId = id;
           translator = new AcpTranslator(id, info.name);
           if (turn.model) {
