@@ -1,7 +1,7 @@
 // `npm run bench`: oc-exec's cost, each figure next to a baseline measured in the same run, with
 // alternating runs and medians. Prints figures and ratios; asserts nothing (machines are noisy).
 //
-//   npm run bench [-- --only overhead,startup,throughput,latency,warm,batch,sandbox,retry,warm-loop,ssh,otel] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
+//   npm run bench [-- --only overhead,startup,throughput,latency,dense,replay,warm,batch,sandbox,retry,warm-loop,ssh,otel,agents] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -10,11 +10,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
-import { startModelServer } from "../../src/domain/scripted/model-server.js";
+import { messageText, startModelServer } from "../../src/domain/scripted/model-server.js";
 import { readServers } from "../../src/hosts/server/registry.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
-import { descendants, peakRss } from "../support/procs.js";
+import { type PeerName, startPeer } from "../support/peer-setup.js";
+import { descendants, marked, peakRss } from "../support/procs.js";
 import { startSshServer } from "../support/ssh-server.js";
 import { testReply } from "../support/test-scripts.js";
 import { keyedProvider, tlsFront } from "../support/tls-front.js";
@@ -40,23 +41,64 @@ const only = values.only?.split(",");
 const pairs = Number(values.pairs);
 const want = (name: string) => !only || only.includes(name);
 
-type Run = { ms: number; startedAt: number; endedAt: number; peakRss: number; stdoutBytes: number; lines: string[] };
+type Run = {
+  ms: number;
+  startedAt: number;
+  endedAt: number;
+  peakRss: number;
+  stdoutBytes: number;
+  lines: string[];
+  code: number | null;
+  /** The last 4,000 characters of stderr, with `keepStderr`. */
+  stderr: string;
+  timedOut: boolean;
+};
 
-/** Runs a command; measures wall time and the peak RSS of that one process (not its children). */
+/**
+ * Runs a command; measures wall time and the peak RSS of that one process (not its children).
+ * With `timeoutMs`, it runs in a process group of its own, killed whole when the time is up.
+ */
 function measure(
   file: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; input?: string; keepLines?: boolean; onLine?: (line: string) => void } = {},
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    input?: string;
+    keepLines?: boolean;
+    onLine?: (line: string) => void;
+    cwd?: string;
+    keepStderr?: boolean;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(file, args, { env: opts.env ?? process.env, stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(file, args, {
+      env: opts.env ?? process.env,
+      cwd: opts.cwd,
+      detached: opts.timeoutMs !== undefined,
+      stdio: ["pipe", "pipe", opts.keepStderr ? "pipe" : "ignore"],
+    });
+    let timedOut = false;
+    const timer =
+      opts.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            try {
+              process.kill(-child.pid!, "SIGKILL");
+            } catch {
+              // gone already
+            }
+          }, opts.timeoutMs);
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString("utf8")).slice(-4000)));
     let peak = 0;
     const poll = setInterval(() => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)), 10);
     let bytes = 0;
     let partial = "";
     const lines: string[] = [];
-    child.stdout.on("data", (d: Buffer) => {
+    child.stdout!.on("data", (d: Buffer) => {
       bytes += d.length;
       if (!opts.keepLines && !opts.onLine) return;
       const parts = (partial + d.toString("utf8")).split("\n");
@@ -66,12 +108,18 @@ function measure(
         if (opts.keepLines) lines.push(p);
       }
     });
-    child.stdin.on("error", () => {});
-    child.stdin.end(opts.input ?? "");
+    child.stdin!.on("error", () => {});
+    child.stdin!.end(opts.input ?? "");
     child.on("error", reject);
     child.on("exit", () => (peak = Math.max(peak, peakRss(child.pid!) ?? 0)));
-    child.on("close", () => {
+    child.on("close", (code) => {
+      // A last line without its newline.
+      if (partial) {
+        opts.onLine?.(partial);
+        if (opts.keepLines) lines.push(partial);
+      }
       clearInterval(poll);
+      clearTimeout(timer);
       const t1 = performance.now();
       resolve({
         ms: t1 - t0,
@@ -80,6 +128,9 @@ function measure(
         peakRss: peak,
         stdoutBytes: bytes,
         lines,
+        code,
+        stderr,
+        timedOut,
       });
     });
   });
@@ -858,6 +909,192 @@ async function otelBench(): Promise<void> {
   );
 }
 
+/** An agent of `--acp NAME` and its own headless command line for a prompt, or why it is skipped. */
+type AgentBench = {
+  name: string;
+  /** Its headless mode as the output names it. */
+  own?: string;
+  command?: (prompt: string) => [string, string[]];
+  /** Anything the headless mode needs in the shared HOME, and the extra environment both sides get. */
+  prepare?: (home: string) => Record<string, string>;
+  skip?: string;
+};
+
+const peerBin = (name: string) => join(root, "node_modules", ".bin", name);
+const AGENT_BENCHES: AgentBench[] = [
+  {
+    name: "opencode",
+    own: "opencode run --format json",
+    command: (prompt) => [bundledBinary()!.path, ["run", "--format", "json", prompt]],
+  },
+  {
+    name: "gemini",
+    own: "gemini -p PROMPT --yolo -o json",
+    command: (prompt) => [peerBin("gemini"), ["-p", prompt, "--yolo", "-o", "json"]],
+    // Headless, gemini-cli wants an auth method chosen ("Invalid auth method selected" otherwise; ACP
+    // mode authenticates through the protocol), and refuses an untrusted folder (exit 55).
+    prepare: (home) => {
+      const settings = join(home, ".gemini", "settings.json");
+      const current = JSON.parse(readFileSync(settings, "utf8")) as Record<string, unknown>;
+      writeFileSync(settings, JSON.stringify({ ...current, security: { auth: { selectedType: "gemini-api-key" } } }));
+      return { GEMINI_CLI_TRUST_WORKSPACE: "true" };
+    },
+  },
+  {
+    name: "qwen",
+    own: "qwen -p PROMPT --yolo -o json",
+    command: (prompt) => [peerBin("qwen"), ["-p", prompt, "--yolo", "-o", "json"]],
+  },
+  {
+    name: "claude",
+    own: "claude -p PROMPT --output-format json --dangerously-skip-permissions (the SDK's cli.js, the Claude Code claude-agent-acp runs)",
+    command: (prompt) => [
+      process.execPath,
+      [
+        join(root, "node_modules", "@anthropic-ai", "claude-agent-sdk", "cli.js"),
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        "--dangerously-skip-permissions",
+      ],
+    ],
+  },
+  {
+    name: "codex",
+    skip: "only the codex-acp adapter is installed (Codex built into it); there is no `codex exec` to compare against, and the bench adds no dependency",
+  },
+  {
+    name: "copilot",
+    own: "copilot -p PROMPT --allow-all-tools --output-format json",
+    command: (prompt) => [peerBin("copilot"), ["-p", prompt, "--allow-all-tools", "--output-format", "json"]],
+  },
+];
+
+/** An agent's scripted server, the environment both sides run in and a workspace; close() ends them. */
+async function agentSetup(bench: AgentBench) {
+  const mark = `bench-agents-${bench.name}-${process.pid}`;
+  if (bench.name === "opencode") {
+    const server = await startModelServer(testReply);
+    const home = makeHermeticHome(server.url);
+    const close = async () => {
+      await server.close();
+      home.cleanup();
+    };
+    return { server, mark, env: { ...home.env, OC_EXEC_TEST_MARK: mark }, workspace: home.workspace, close };
+  }
+  // The ACP tests' environment: the peer's HOME and provider, the hermetic XDG directories.
+  const peer = await startPeer(bench.name as PeerName);
+  const home = makeHermeticHome(peer.server.url);
+  const extra = bench.prepare?.(peer.home) ?? {};
+  const close = async () => {
+    await peer.close();
+    home.cleanup();
+  };
+  const env = { ...home.env, ...peer.env, ...extra, OC_EXEC_TEST_MARK: mark };
+  return { server: peer.server, mark, env, workspace: home.workspace, close };
+}
+
+/**
+ * Each agent's own headless mode against the same agent under `oc-exec --acp NAME --auto`: one
+ * scripted tool turn (the model has the shell run `echo hi`, then answers), the same HOME, settings
+ * and scripted server on both sides, a fresh prompt per run, alternating pairs after a warm-up of
+ * each. oc-exec's side pays its own start, the agent's ACP start (initialize, session/new) in place
+ * of its headless one, the permission asked and granted over ACP, and the translation to JSONL.
+ * Every run must succeed (exit 0, the tool's result back at the model, the answer on stdout), or
+ * that agent's figures are abandoned with the reason.
+ */
+async function agentsBench(): Promise<void> {
+  const runTimeoutMs = 180_000;
+  const answer = "The command printed hi.";
+  const rows: string[] = [];
+  out(
+    `agents: each agent's own headless mode against the same agent under oc-exec --acp NAME --auto, one scripted tool turn (echo hi, then an answer), ${pairs} alternating pairs each after a warm-up of each side`,
+  );
+  for (const bench of AGENT_BENCHES) {
+    if (bench.skip) {
+      out(`  ${bench.name}: skipped: ${bench.skip}`);
+      rows.push(`  ${bench.name.padEnd(9)} skipped`);
+      continue;
+    }
+    const setup = await agentSetup(bench);
+    let n = 0;
+    const turn = async (viaAcp: boolean) => {
+      const marker = `bench-${bench.name}-${++n}`;
+      const prompt = `scenario:tool ${marker}`;
+      const [file, args] = viaAcp
+        ? [process.execPath, [BIN, "-q", "-n", "--acp", bench.name, "--auto", prompt]]
+        : bench.command!(prompt);
+      const run = await measure(file, args, {
+        env: setup.env,
+        cwd: setup.workspace,
+        keepLines: true,
+        keepStderr: true,
+        timeoutMs: runTimeoutMs,
+      });
+      const toolRan = setup.server.requests.some(
+        (r) =>
+          r.body.messages.some((m) => m.role === "user" && messageText(m.content).includes(marker)) &&
+          r.body.messages.some((m) => m.role === "tool"),
+      );
+      const problem = run.timedOut
+        ? `no end after ${runTimeoutMs / 1000} s (killed)`
+        : run.code !== 0
+          ? `exit ${run.code}`
+          : !toolRan
+            ? "the tool's result never reached the model"
+            : !run.lines.join("\n").includes(answer)
+              ? `no "${answer}" on stdout`
+              : null;
+      if (problem)
+        throw new Error(
+          `${viaAcp ? `oc-exec --acp ${bench.name}` : bench.own}: ${problem}; stderr ends: ${run.stderr.trim().slice(-1200) || "(empty)"}`,
+        );
+      return run;
+    };
+    try {
+      const warm = { own: await turn(false), acp: await turn(true) };
+      const { off: own, on: acp, ratios } = await alternatingPairs(pairs, turn);
+      const [low, high] = medianInterval(ratios);
+      const ratio = median(ratios);
+      const verdict = ratio <= 1.1 ? "met" : "NOT met";
+      out(`  ${bench.name}: ${bench.own} against oc-exec --acp ${bench.name} --auto`);
+      out(`    warm-up            own ${f(warm.own.ms, 0)} ms, oc-exec ${f(warm.acp.ms, 0)} ms`);
+      out(`    medians of ${pairs}      own ${f(median(own), 0)} ms, oc-exec ${f(median(acp), 0)} ms`);
+      out(
+        `    ratio oc-exec / own ${f(ratio, 3)} median of pair ratios, 95% interval ${f(low, 3)} - ${f(high, 3)}   (target <= 1.10: ${verdict})`,
+      );
+      out(
+        `    each run (ms, in pair order) own ${own.map((x) => f(x, 0)).join(" ")}; oc-exec ${acp.map((x) => f(x, 0)).join(" ")}`,
+      );
+      rows.push(
+        `  ${bench.name.padEnd(9)} ${f(median(own), 0).padStart(7)} ${f(median(acp), 0).padStart(10)}   ${f(ratio, 3)}   ${f(low, 3)} - ${f(high, 3)}   ${verdict}`,
+      );
+    } catch (error) {
+      out(`  ${bench.name}: aborted: ${(error as Error).message}`);
+      rows.push(`  ${bench.name.padEnd(9)} aborted`);
+    } finally {
+      await setup.close();
+      // Nothing of either side may outlive its run: whatever still carries the mark is reported and ended.
+      await new Promise((r) => setTimeout(r, 500));
+      const left = marked(setup.mark);
+      if (left.length > 0) {
+        out(`  ${bench.name}: ${left.length} process(es) left behind, ended: ${left.map((p) => p.cmdline).join("; ")}`);
+        for (const p of left) {
+          try {
+            process.kill(p.pid, "SIGKILL");
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+    }
+  }
+  out(`  summary (medians of ${pairs} pairs; target: oc-exec / own <= 1.10 wall time)`);
+  out("  agent       own ms  oc-exec ms   ratio   95% interval    target");
+  for (const row of rows) out(row);
+}
+
 out(
   `oc-exec benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, ${new Date().toISOString()}${caCerts ? " (NODE_EXTRA_CA_CERTS unset for the runs)" : ""}`,
 );
@@ -874,3 +1111,4 @@ if (want("retry")) await retryBench();
 if (want("warm-loop")) await warmLoopBench();
 if (want("ssh")) await sshBench();
 if (want("otel")) await otelBench();
+if (want("agents")) await agentsBench();
