@@ -390,6 +390,23 @@ describe("git's repository under workspace-write", () => {
     expect(gitProtectedPaths("/nowhere", reads)).toEqual(["/nowhere/.git"]);
     expect(gitProtectedPaths("/w/sub", reads)).toEqual([]);
   });
+  it("each submodule's .git (made or swapped, it would run its core.fsmonitor at the top's git status) and the git directory it names", () => {
+    const withModules = {
+      exists: (p: string) => reads.exists(p) || p === "/w/.git/modules/vendor/sub",
+      read: (p: string) => (p === "/w/vendor/sub/.git" ? "gitdir: ../../.git/modules/vendor/sub\n" : reads.read(p)),
+      // An uninitialised one, a checked-out one, and one that git's index would place outside the workspace.
+      gitlinks: () => ["vendor/lib", "vendor/sub", "../elsewhere"],
+    };
+    expect(gitProtectedPaths("/w", withModules)).toEqual([
+      "/w/.git",
+      "/w/.husky/_",
+      "/w/vendor/lib/.git",
+      "/w/vendor/sub/.git",
+      "/w/.git/modules/vendor/sub",
+    ]);
+    // With .git writable (an agent that commits), a submodule's repository inside it stays read-only.
+    expect(gitProtectedPaths("/w", withModules, true)).toContain("/w/.git/modules/vendor/sub");
+  });
 });
 
 describe("the environment inside the sandbox", () => {

@@ -9,6 +9,12 @@ export type GitReads = {
   exists: (path: string) => boolean;
   /** A file's text, or null when it is not a readable file (a directory, missing). */
   read: (path: string) => string | null;
+  /**
+   * The submodules (gitlinks) of the index of the repository the workspace lies in, relative to
+   * the workspace: the top's `git status` and `git diff` enter each populated one and run git there,
+   * with that repository's config (core.fsmonitor).
+   */
+  gitlinks?: () => string[];
 };
 
 /** `core.hooksPath` of a git config file's text, when set. */
@@ -30,12 +36,38 @@ export function hooksPathOf(config: string): string | null {
  * still its hooks and config; the directories a `.git` file names; an in-tree hooks directory.
  */
 export function gitProtectedPaths(workspace: string, reads: GitReads, gitWritable = false): string[] {
+  return [...new Set([...repositoryPaths(workspace, reads, gitWritable), ...submodulePaths(workspace, reads)])];
+}
+
+/**
+ * Each submodule's `.git` (kept from being made where the submodule was never initialised: an
+ * empty directory, as actions/checkout leaves it; read-only where it is a file naming
+ * `.git/modules/...`) and the git directory it names: a repository the agent made there, or put in
+ * place of the `.git` file, would run its core.fsmonitor at the job's next `git status`.
+ */
+function submodulePaths(workspace: string, reads: GitReads): string[] {
+  const paths: string[] = [];
+  for (const link of reads.gitlinks?.() ?? []) {
+    const dotGit = resolve(workspace, link, ".git");
+    if (!dotGit.startsWith(`${workspace}/`)) continue;
+    paths.push(dotGit);
+    const named = /^gitdir:\s*(.+?)\s*$/m.exec(reads.read(dotGit) ?? "")?.[1];
+    if (named) {
+      const gitDir = resolve(dirname(dotGit), named);
+      if (reads.exists(gitDir)) paths.push(gitDir);
+    }
+  }
+  return paths;
+}
+
+function repositoryPaths(workspace: string, reads: GitReads, gitWritable: boolean): string[] {
   const dotGit = join(workspace, ".git");
   // No repository here or above (a tarball's tree, a fresh directory): the agent could make one
   // (`git init`, then core.fsmonitor in its config) that the job's next `git add` or `git status`
   // runs outside. `.git` is kept from being made: the library covers a missing path. Under a
   // repository's subdirectory a `.git` the agent made is a nested repository the top's git
-  // commands do not enter, and covering it would break git inside the sandbox.
+  // commands do not enter, and covering it would break git inside the sandbox; a submodule's,
+  // which they do enter, is submodulePaths' to keep.
   if (!reads.exists(dotGit)) return gitwardUp(workspace, reads) ? [] : [dotGit];
   const paths: string[] = [];
   const file = reads.read(dotGit);
@@ -61,7 +93,7 @@ export function gitProtectedPaths(workspace: string, reads: GitReads, gitWritabl
     const path = isAbsolute(hooks) ? hooks : resolve(workspace, hooks);
     if (path.startsWith(`${workspace}/`)) paths.push(path);
   }
-  return [...new Set(paths)];
+  return paths;
 }
 
 /** Whether a directory above the workspace holds a `.git` (the workspace lies in a repository). */

@@ -31,6 +31,8 @@ export type SandboxLayout = {
   exists: (path: string) => boolean;
   /** A file's text, or null (git's `.git` file and config name more of what to protect). */
   read?: (path: string) => string | null;
+  /** The submodules (gitlinks) git's index lists under the workspace, relative to it. */
+  gitlinks?: () => string[];
   workspace: string;
   env: NodeJS.ProcessEnv;
   /** The private temporary directory (TMPDIR inside). */
@@ -179,7 +181,7 @@ export function runtimeConfig(layout: SandboxLayout) {
             ),
             ...gitProtectedPaths(
               workspace,
-              { exists: layout.exists, read: layout.read ?? (() => null) },
+              { exists: layout.exists, read: layout.read ?? (() => null), gitlinks: layout.gitlinks ?? (() => []) },
               spec.writable.includes(join(workspace, ".git")),
             ),
             ...(layout.readOnly ?? []),
