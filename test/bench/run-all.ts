@@ -4,7 +4,7 @@
 //   npm run bench [-- --only overhead,startup,throughput,latency,dense,replay,warm,batch,sandbox,retry,warm-loop,ssh,otel,agents] [--pairs 11] [--corpus-mb 200] [--bin other/bin/oc-exec.js]
 import { spawn } from "node:child_process";
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -1017,6 +1017,8 @@ async function agentsBench(): Promise<void> {
       rows.push(`  ${bench.name.padEnd(9)} skipped`);
       continue;
     }
+    // Another process's load moves these seconds-long turns more than anything oc-exec does: told.
+    out(`  load average before ${bench.name}: ${loadavg()[0]!.toFixed(2)}`);
     const setup = await agentSetup(bench);
     let n = 0;
     const turn = async (viaAcp: boolean) => {
@@ -1064,6 +1066,7 @@ async function agentsBench(): Promise<void> {
       out(
         `    ratio oc-exec / own ${f(ratio, 3)} median of pair ratios, 95% interval ${f(low, 3)} - ${f(high, 3)}   (target <= 1.10: ${verdict})`,
       );
+      out(`    extra time          ${f(median(acp.map((ms, i) => ms - own[i]!)), 0)} ms median of pair differences`);
       out(
         `    each run (ms, in pair order) own ${own.map((x) => f(x, 0)).join(" ")}; oc-exec ${acp.map((x) => f(x, 0)).join(" ")}`,
       );
