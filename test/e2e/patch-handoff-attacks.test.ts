@@ -1,0 +1,145 @@
+// Attacks on the --output-patch hand-off: a prompt-injected agent shapes the patch so that the
+// documented apply step (docs/github-actions-pr-patch.yml, as written) writes outside the
+// repository, into .git, or past its .github gate. The turn runs sandboxed for real, through the
+// workflow's agent step; the apply step runs outside on a clean checkout, without the label
+// agent-may-edit-workflows.
+import { spawn } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
+import { useE2E } from "../support/e2e.js";
+import { attackPrompt } from "../support/escape.js";
+import { neutralGit, neutralGitEnv } from "../support/git.js";
+import { installShim } from "../support/run-cli.js";
+import { sandboxSkip } from "../support/sandbox-skip.js";
+import { workflowStep } from "../support/workflow-step.js";
+
+const e2e = useE2E();
+const workflow = readFileSync(new URL("../../docs/github-actions-pr-patch.yml", import.meta.url), "utf8");
+const { skip } = await sandboxSkip("attack on the patch hand-off (needs the sandbox)");
+const step = (name: string) => workflowStep(workflow, name);
+const git = neutralGit;
+
+function runStep(script: string, cwd: string, env: Record<string, string>) {
+  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn("bash", ["-e", "-c", script], { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stderr }));
+  });
+}
+
+async function agentTurn(script: string, applyScript = step("apply")) {
+  const repo = mkdtempSync(join(e2e.home.root, "base-"));
+  const pr = join(repo, "pr");
+  mkdirSync(pr);
+  git(pr, "init", "-q");
+  writeFileSync(join(pr, "index.js"), "module.exports = 1;\n");
+  writeFileSync(join(pr, "run.sh"), "echo hi\n");
+  git(pr, "add", ".");
+  git(pr, "commit", "-q", "-m", "the pull request");
+  const origin = mkdtempSync(join(e2e.home.root, "origin-"));
+  git(origin, "clone", "-q", "--bare", pr, "pr.git");
+  installShim(repo);
+  const temp = mkdtempSync(join(e2e.home.root, "runner-temp-"));
+  const { prompt } = attackPrompt(script, "Fixed.");
+  const run = await runStep(step("agent"), repo, {
+    ...e2e.home.env,
+    OPENCODE_CONFIG_CONTENT: providerConfig(e2e.server.url, "anthropic", "claude-sonnet-4-5"),
+    ANTHROPIC_API_KEY: "sk-ant-scripted",
+    AGENT_TASK: prompt,
+    RUNNER_TEMP: temp,
+    GITHUB_STEP_SUMMARY: join(temp, "summary.md"),
+  });
+  const patch = readFileSync(join(temp, "handoff", "agent.patch"));
+  // The apply job: a clean checkout of the same commit, the apply step as written, no label.
+  const root = mkdtempSync(join(e2e.home.root, "apply-"));
+  git(root, "clone", "-q", join(origin, "pr.git"), "pr");
+  const hooksBefore = readdirSync(join(root, "pr", ".git", "hooks")).sort();
+  const configBefore = readFileSync(join(root, "pr", ".git", "config"), "utf8");
+  const apply = await runStep(applyScript, root, {
+    ...neutralGitEnv,
+    RUNNER_TEMP: temp,
+    GITHUB_STEP_SUMMARY: join(temp, "summary.md"),
+    GITHUB_OUTPUT: join(root, "output"),
+    PR_NUMBER: "7",
+    MAY_EDIT_WORKFLOWS: "false",
+  });
+  const touched = existsSync(join(temp, "touched")) ? readFileSync(join(temp, "touched"), "latin1") : "";
+  return { run, patch, root, apply, touched, hooksBefore, configBefore };
+}
+
+describe("the patch hand-off, attacked: what the apply job applies", () => {
+  // The agent makes .github a link to a directory of workflows it wrote: the patch holds the
+  // path `.github` (mode 120000), never `.github/...`, which a check for '^\.github/' lets through.
+  const linkAttack = [
+    "set -e",
+    "mkdir -p ci/workflows && printf 'on: push\\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: echo pwned}]}}\\n' > ci/workflows/evil.yml",
+    "ln -s ci .github",
+    "echo done",
+  ].join("\n");
+
+  it.skipIf(skip)(
+    "without the check on .github itself, a patch that makes .github a link to the agent's workflows is applied and committed (the attack works)",
+    async () => {
+      const old = step("apply").replace("grep -qE '^\\.github(/|$)'", "grep -q '^\\.github/'");
+      expect(old).not.toBe(step("apply"));
+      const r = await agentTurn(linkAttack, old);
+      expect(r.touched.split("\n")).toContain(".github");
+      expect(r.apply.code, r.apply.stderr).toBe(0);
+      const tree = git(join(r.root, "pr"), "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD");
+      expect(tree).toContain("120000 .github");
+      expect(tree).toContain("100644 ci/workflows/evil.yml");
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    "with the apply step as documented, the same patch is refused without the label: exit 1, nothing applied",
+    async () => {
+      const r = await agentTurn(linkAttack);
+      expect(r.touched.split("\n")).toContain(".github");
+      expect(r.apply.code).toBe(1);
+      expect(r.apply.stderr).toContain("The patch changes .github/ (workflows): refused without the label");
+      const pr = join(r.root, "pr");
+      expect(git(pr, "status", "--porcelain")).toBe("");
+      expect(existsSync(join(pr, ".github"))).toBe(false);
+      expect(readdirSync(join(pr, ".git", "hooks")).sort()).toEqual(r.hooksBefore);
+      expect(readFileSync(join(pr, ".git", "config"), "utf8")).toBe(r.configBefore);
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    "the rest applied: nothing outside the repository, nothing in .git, no .git variant, no setuid",
+    async () => {
+      const r = await agentTurn(
+        [
+          "ln -s ../../canary-out escape; mkdir -p real && ln -s ../.. real/up; ln -s /tmp abs",
+          "mkdir -p $'a\\n.git/hooks' && printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > $'a\\n.git/hooks/post-commit'",
+          "printf x > $'t\\tab'; printf x > '\"q\"'; printf x > ./-rf; printf x > $'bad\\xff'",
+          "mkdir -p .GIT/hooks && printf x > .GIT/hooks/post-commit",
+          "mkdir -p sub/.Git && printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > sub/.Git/config",
+          "mkdir -p sub2/.git/hooks && printf x > sub2/.git/hooks/post-commit",
+          "chmod 4755 run.sh || chmod 755 run.sh",
+          "printf '* filter=canary diff=canary\\n' > .gitattributes",
+          "rm index.js && mkdir index.js && printf 'x\\n' > index.js/inner",
+          "echo done",
+        ].join("\n"),
+      );
+      expect(r.apply.code).toBe(0);
+      const pr = join(r.root, "pr");
+      const tree = git(pr, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD");
+      expect(tree).not.toMatch(/(^|\/)\.git\//im);
+      expect(tree).not.toMatch(/120000/);
+      expect(tree).toContain("100755 run.sh");
+      expect(readdirSync(join(pr, ".git", "hooks")).sort()).toEqual(r.hooksBefore);
+      expect(readFileSync(join(pr, ".git", "config"), "utf8")).toBe(r.configBefore);
+      expect(existsSync(join(r.root, "canary-out"))).toBe(false);
+      expect(existsSync("/tmp/pwned")).toBe(false);
+      expect(lstatSync(join(pr, "run.sh")).mode & 0o4000).toBe(0);
+    },
+    240_000,
+  );
+});
