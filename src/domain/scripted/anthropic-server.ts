@@ -6,6 +6,8 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  readBody,
+  recordedOf,
   scriptedReply,
 } from "./model-server.js";
 
@@ -83,20 +85,10 @@ export async function startAnthropicServer(
       res.end(JSON.stringify({ input_tokens: 100 }));
       return;
     }
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as MessagesRequest;
+    const body = JSON.parse(await readBody(req)) as MessagesRequest;
     const chat = chatOf(body);
-    const user = chat.messages.find((m) => m.role === "user");
-    const userText = typeof user?.content === "string" ? user.content : "";
-    const own = !user || (body.tools ?? []).length === 0;
-    if (!own)
-      requests.push({
-        scenario: /scenario:([a-z0-9-]+)/.exec(userText)?.[1] ?? "plain",
-        body: chat,
-        userText,
-        authorization: (req.headers["x-api-key"] as string | undefined) ?? null,
-      });
+    const own = !chat.messages.some((m) => m.role === "user") || (body.tools ?? []).length === 0;
+    if (!own) requests.push(recordedOf(chat, (req.headers["x-api-key"] as string | undefined) ?? null));
     // The agent's own requests (no tools, or no prompt of the caller's): a plain short answer.
     const reply: Reply = own ? { kind: "text", text: "Scripted." } : script(chat, requests);
     if (reply.kind === "http") {

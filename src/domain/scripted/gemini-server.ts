@@ -6,6 +6,8 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  readBody,
+  recordedOf,
   scriptedReply,
 } from "./model-server.js";
 
@@ -77,9 +79,7 @@ export async function startGeminiServer(
         .end(JSON.stringify(geminiError({ kind: "http", status: 404, body: null })));
       return;
     }
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as GeminiRequest;
+    const body = JSON.parse(await readBody(req)) as GeminiRequest;
     const stream = route[2] === "streamGenerateContent";
     const send = (object: unknown, finish: boolean) => {
       if (stream) res.write(`data: ${JSON.stringify(object)}\r\n\r\n`);
@@ -107,14 +107,7 @@ export async function startGeminiServer(
       return;
     }
     const chat = chatOf(body, route[1]!);
-    const user = chat.messages.find((m) => m.role === "user");
-    const userText = typeof user?.content === "string" ? user.content : "";
-    requests.push({
-      scenario: /scenario:([a-z0-9-]+)/.exec(userText)?.[1] ?? "plain",
-      body: chat,
-      userText,
-      authorization: (req.headers["x-goog-api-key"] as string | undefined) ?? null,
-    });
+    requests.push(recordedOf(chat, (req.headers["x-goog-api-key"] as string | undefined) ?? null));
     const reply = script(chat, requests);
     if (reply.kind === "http") {
       res.writeHead(reply.status === 529 ? 503 : reply.status, {

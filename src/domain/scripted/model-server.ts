@@ -244,7 +244,15 @@ function chunk(id: string, delta: unknown, finish: string | null, usage?: Usage)
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * A request of a turn as every scripted server records it (each translates its provider's body
+ * into chat completions' shape first): its scenario, body, the caller's prompt and credential.
+ */
+export function recordedOf(body: ChatRequest, authorization: string | null): RecordedRequest {
+  return { scenario: scenarioOf(body), body, userText: firstUserText(body), authorization };
+}
+
+export async function readBody(req: IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
   return Buffer.concat(parts).toString("utf8");
@@ -332,12 +340,7 @@ export async function startModelServer(
       );
       return;
     }
-    requests.push({
-      scenario: scenarioOf(body),
-      body,
-      userText: firstUserText(body),
-      authorization: req.headers.authorization ?? null,
-    });
+    requests.push(recordedOf(body, req.headers.authorization ?? null));
     const reply = asOffered(script(body, requests), body);
     const id = `chatcmpl-${++seq}`;
     if (reply.kind === "http") {

@@ -9,6 +9,8 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  readBody,
+  recordedOf,
   scriptedReply,
 } from "./model-server.js";
 
@@ -128,21 +130,11 @@ export async function startResponsesServer(
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } }));
       return;
     }
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as ResponsesRequest;
+    const body = JSON.parse(await readBody(req)) as ResponsesRequest;
     const chat = chatOf(body);
-    const user = chat.messages.find((m) => m.role === "user");
-    const userText = typeof user?.content === "string" ? user.content : "";
     // The agent's own requests (no prompt of the caller's, or no tools): a plain short answer.
-    const own = !user || (body.tools ?? []).length === 0;
-    if (!own)
-      requests.push({
-        scenario: /scenario:([a-z0-9-]+)/.exec(userText)?.[1] ?? "plain",
-        body: chat,
-        userText,
-        authorization: req.headers.authorization ?? null,
-      });
+    const own = !chat.messages.some((m) => m.role === "user") || (body.tools ?? []).length === 0;
+    if (!own) requests.push(recordedOf(chat, req.headers.authorization ?? null));
     const reply: Reply = own ? { kind: "text", text: "Scripted." } : script(chat, requests);
     const id = `resp_${++seq}`;
     const model = body.model ?? "scripted";
