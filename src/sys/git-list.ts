@@ -42,3 +42,28 @@ export function gitLsFiles(
     ),
   ];
 }
+
+/**
+ * The submodules (gitlinks, mode 160000) git's index lists under `cwd`, relative to it, and (with
+ * `recurse`) those of the checked-out submodules under them; none when git fails (no work tree).
+ */
+export function gitLinks(cwd: string, env: NodeJS.ProcessEnv, options: { timeoutMs: number }): string[] {
+  const links = new Set<string>();
+  for (const recurse of [[], ["--recurse-submodules"]]) {
+    let out: Buffer;
+    try {
+      out = execFileSync("git", [...NO_REPO_CODE, "ls-files", ...recurse, "--stage", "-z"], {
+        cwd,
+        env: { ...env, GIT_OPTIONAL_LOCKS: "0" },
+        maxBuffer: 256 * 1024 * 1024,
+        timeout: options.timeoutMs,
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+    } catch {
+      continue;
+    }
+    for (const entry of out.toString("utf8").split("\0"))
+      if (entry.startsWith("160000 ")) links.add(entry.slice(entry.indexOf("\t") + 1));
+  }
+  return [...links];
+}

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { FileChange } from "../../contract/schema.js";
-import { gitLsFiles } from "./git-list.js";
+import { gitLsFiles } from "../../sys/git-list.js";
 
 /** Files larger than this are compared by size and modification time, not read. */
 const HASH_MAX_BYTES = 1024 * 1024;

@@ -29,8 +29,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve, sep } from "node:path";
+import { gitLsFiles, NO_REPO_CODE } from "../../sys/git-list.js";
 import { ownTempDir } from "../../sys/own-temp.js";
-import { gitLsFiles, NO_REPO_CODE } from "./git-list.js";
 import { filePatch, type Side } from "./git-patch.js";
 
 type Kept = { mode: Side["mode"]; copy: string } | { mode: "120000"; target: string };

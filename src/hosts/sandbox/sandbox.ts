@@ -3,7 +3,7 @@
 // of the run (the turn and the commands after it) so that it and everything it starts run inside.
 // The library is @anthropic-ai/sandbox-runtime: bubblewrap, a network namespace with no way out but
 // its proxy, seccomp against raw unix sockets (Linux); seatbelt (macOS).
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect } from "node:net";
@@ -13,6 +13,7 @@ import type { ConfigSource } from "../../domain/opencode/config-sources.js";
 import { readEnvironment } from "../../kernel/environment.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import { opencodeDirs, type SandboxSpec } from "../../plan/sandbox-spec.js";
+import { gitLinks } from "../../sys/git-list.js";
 import { ownTempDir } from "../../sys/own-temp.js";
 import { isAlive } from "../../sys/pids.js";
 import { writeFileSafely } from "../../sys/safe-write.js";
@@ -205,7 +206,8 @@ export async function openSandbox(
     hosts: needs.hosts,
     exists: existsSync,
     read: readText,
-    gitlinks: () => gitlinksOf(context.workspace, context.env),
+    // The top's git status enters each submodule (git-paths.ts): its .git is kept read-only.
+    gitlinks: () => gitLinks(context.workspace, context.env, { timeoutMs: 30_000 }),
     masked,
     ca: terminated.length > 0 ? await sandboxCa(context.env) : null,
     socat: linux ? socatWithoutDelay() : null,
@@ -353,44 +355,6 @@ const isDirectory = (path: string) => {
     return false;
   }
 };
-
-/**
- * The gitlinks (submodules) of the index under the workspace, relative to it; none outside a git
- * work tree. git is asked for names only, with nothing of the repository's that runs code.
- */
-function gitlinksOf(workspace: string, env: NodeJS.ProcessEnv): string[] {
-  // The top's own gitlinks, and (recursing into the checked-out submodules) theirs: the top's
-  // `git status` enters a submodule's submodules too.
-  const links = new Set<string>();
-  for (const recurse of [[], ["--recurse-submodules"]]) {
-    let out: string;
-    try {
-      out = execFileSync(
-        "git",
-        [
-          ...["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.hooksPath=/dev/null"],
-          "--no-optional-locks",
-          "ls-files",
-          ...recurse,
-          "--stage",
-          "-z",
-        ],
-        {
-          cwd: workspace,
-          env: { ...env, GIT_OPTIONAL_LOCKS: "0" },
-          maxBuffer: 256 * 1024 * 1024,
-          timeout: 30_000,
-          stdio: ["ignore", "pipe", "ignore"],
-        },
-      ).toString("utf8");
-    } catch {
-      continue;
-    }
-    for (const entry of out.split("\0"))
-      if (entry.startsWith("160000 ")) links.add(entry.slice(entry.indexOf("\t") + 1));
-  }
-  return [...links];
-}
 
 /** A file's text, or null when it cannot be read (missing, a directory, no permission). */
 function readText(path: string): string | null {
