@@ -3,7 +3,6 @@
 // repository, into .git, or past its .github gate. The turn runs sandboxed for real, through the
 // workflow's agent step; the apply step runs outside on a clean checkout, without the label
 // agent-may-edit-workflows.
-import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,7 +10,7 @@ import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt } from "../support/escape.js";
 import { neutralGit, neutralGitEnv } from "../support/git.js";
-import { installShim } from "../support/run-cli.js";
+import { installShim, runBash } from "../support/run-cli.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { workflowStep } from "../support/workflow-step.js";
 
@@ -21,14 +20,8 @@ const { skip } = await sandboxSkip("attack on the patch hand-off (needs the sand
 const step = (name: string) => workflowStep(workflow, name);
 const git = neutralGit;
 
-function runStep(script: string, cwd: string, env: Record<string, string>) {
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-e", "-c", script], { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stderr }));
-  });
-}
+/** A workflow step's script as GitHub Actions runs a step with no `shell:` (bash -e). */
+const runStep = (script: string, cwd: string, env: NodeJS.ProcessEnv) => runBash(["-e"], script, { cwd, env });
 
 async function agentTurn(script: string, applyScript = step("apply")) {
   const repo = mkdtempSync(join(e2e.home.root, "base-"));
