@@ -4,7 +4,7 @@
 // workflow's agent step; the apply step runs outside on a clean checkout, without the label
 // agent-may-edit-workflows.
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
 import { useE2E } from "../support/e2e.js";
@@ -23,7 +23,16 @@ const git = neutralGit;
 /** A workflow step's script as GitHub Actions runs a step with no `shell:` (bash -e). */
 const runStep = (script: string, cwd: string, env: NodeJS.ProcessEnv) => runBash(["-e"], script, { cwd, env });
 
-async function agentTurn(script: string, applyScript = step("apply")) {
+/**
+ * The agent job on a pull request (its own commit, on a base commit) and then the apply job. `prFiles`:
+ * what the pull request's commit itself adds beside the base's files.
+ */
+async function agentTurn(
+  script: string,
+  applyScript = step("apply"),
+  prFiles: Record<string, string> = {},
+  applyEnv: NodeJS.ProcessEnv = {},
+) {
   const repo = mkdtempSync(join(e2e.home.root, "base-"));
   const pr = join(repo, "pr");
   mkdirSync(pr);
@@ -31,7 +40,14 @@ async function agentTurn(script: string, applyScript = step("apply")) {
   writeFileSync(join(pr, "index.js"), "module.exports = 1;\n");
   writeFileSync(join(pr, "run.sh"), "echo hi\n");
   git(pr, "add", ".");
-  git(pr, "commit", "-q", "-m", "the pull request");
+  git(pr, "commit", "-q", "-m", "the base branch");
+  const base = git(pr, "rev-parse", "HEAD").trim();
+  for (const [path, text] of Object.entries(prFiles)) {
+    mkdirSync(dirname(join(pr, path)), { recursive: true });
+    writeFileSync(join(pr, path), text);
+  }
+  git(pr, "add", ".");
+  git(pr, "commit", "-q", "--allow-empty", "-m", "the pull request");
   const origin = mkdtempSync(join(e2e.home.root, "origin-"));
   git(origin, "clone", "-q", "--bare", pr, "pr.git");
   installShim(repo);
@@ -57,7 +73,9 @@ async function agentTurn(script: string, applyScript = step("apply")) {
     GITHUB_STEP_SUMMARY: join(temp, "summary.md"),
     GITHUB_OUTPUT: join(root, "output"),
     PR_NUMBER: "7",
+    BASE_SHA: base,
     MAY_EDIT_WORKFLOWS: "false",
+    ...applyEnv,
   });
   const touched = existsSync(join(temp, "touched")) ? readFileSync(join(temp, "touched"), "latin1") : "";
   return { run, patch, root, apply, touched, hooksBefore, configBefore };
@@ -100,6 +118,59 @@ describe("the patch hand-off, attacked: what the apply job applies", () => {
       expect(existsSync(join(pr, ".github"))).toBe(false);
       expect(readdirSync(join(pr, ".git", "hooks")).sort()).toEqual(r.hooksBefore);
       expect(readFileSync(join(pr, ".git", "config"), "utf8")).toBe(r.configBefore);
+    },
+    240_000,
+  );
+
+  // The pull request itself adds a workflow; the agent's patch is harmless. The apply job pushes the
+  // pull request's commits with the patch to a branch of the base repository, where that workflow
+  // runs with the repository's secrets once a pull request is opened from the branch.
+  const prWorkflow = {
+    ".github/workflows/evil.yml": "on: pull_request\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: echo pwned}]}}\n",
+  };
+  const harmless = "echo 'module.exports = 2;' > index.js";
+  const prGate = /\n *# The pull request's own commits are pushed too[\s\S]*?\n *fi\n/;
+
+  it.skipIf(skip)(
+    "without the gate on the pull request's own changes, its workflow is committed under the agent's patch, ready to push (the attack works)",
+    async () => {
+      const old = step("apply").replace(prGate, "\n");
+      expect(old).not.toBe(step("apply"));
+      const r = await agentTurn(harmless, old, prWorkflow);
+      expect(r.touched).toBe("index.js\n");
+      expect(r.apply.code, r.apply.stderr).toBe(0);
+      const pushed = git(join(r.root, "pr"), "ls-tree", "-r", "--name-only", "HEAD");
+      expect(pushed.split("\n")).toContain(".github/workflows/evil.yml");
+      expect(git(join(r.root, "pr"), "log", "-1", "--format=%s")).toBe("Agent patch for #7\n");
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    "with the apply step as documented, a pull request that itself changes .github/ is refused without the label: exit 1, nothing committed",
+    async () => {
+      const r = await agentTurn(harmless, step("apply"), prWorkflow);
+      expect(r.touched).toBe("index.js\n");
+      expect(r.apply.code).toBe(1);
+      expect(r.apply.stderr).toContain(
+        "The pull request itself changes .github/ (workflows), and its commits would be pushed with the patch: refused without the label agent-may-edit-workflows.",
+      );
+      const pr = join(r.root, "pr");
+      expect(git(pr, "status", "--porcelain")).toBe("");
+      expect(git(pr, "log", "-1", "--format=%s")).toBe("the pull request\n");
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    "the gate fails closed: without the base commit to compare with, the step stops before applying anything",
+    async () => {
+      const r = await agentTurn(harmless, step("apply"), prWorkflow, { BASE_SHA: "" });
+      expect(r.apply.code).not.toBe(0);
+      expect(r.apply.stderr).not.toContain("The pull request itself changes");
+      const pr = join(r.root, "pr");
+      expect(git(pr, "status", "--porcelain")).toBe("");
+      expect(git(pr, "log", "-1", "--format=%s")).toBe("the pull request\n");
     },
     240_000,
   );

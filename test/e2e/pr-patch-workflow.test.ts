@@ -99,6 +99,7 @@ describe("docs/github-actions-pr-patch.yml", () => {
       GITHUB_STEP_SUMMARY: summary,
       GITHUB_OUTPUT: join(temp, "output"),
       PR_NUMBER: "7",
+      BASE_SHA: git(join(root, "pr"), "rev-parse", "HEAD").trim(),
       MAY_EDIT_WORKFLOWS: "false",
     });
     expect(run.code).toBe(0);
@@ -157,6 +158,8 @@ describe("docs/github-actions-pr-patch.yml", () => {
         GITHUB_STEP_SUMMARY: summary,
         GITHUB_OUTPUT: join(root, "output"),
         PR_NUMBER: "7",
+        // The pull request's commit is the base's: it changes nothing itself here.
+        BASE_SHA: git(join(root, "pr"), "rev-parse", "HEAD").trim(),
         MAY_EDIT_WORKFLOWS: String(label),
       });
       const refused = checkout(join(origin, "pr.git"));
