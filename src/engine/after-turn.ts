@@ -34,7 +34,7 @@ export async function afterTurn(
 ): Promise<AfterTurn> {
   const facts = normalizer.facts;
   const after: AfterTurn = {
-    model: options.model,
+    model: options.turn.model,
     costUsd: undefined,
     structuredOutput: undefined,
     sessionDeleted: undefined,
@@ -42,8 +42,8 @@ export async function afterTurn(
     refusedWrite: null,
   };
   // What opencode itself said it used beats what was asked for (an agent may switch models).
-  after.model = facts.model ?? options.model;
-  const wanted = options.export ?? after.model === null;
+  after.model = facts.model ?? options.turn.model;
+  const wanted = options.turn.export ?? after.model === null;
   if (ops.export && facts.sessionId && wanted && !(stop && STOPPED_BY_USER.has(stop.kind))) {
     const exported = await ops.export(facts.sessionId);
     if ("error" in exported) normalizer.warning("export_failed", exported.error);
@@ -58,13 +58,21 @@ export async function afterTurn(
     after.sessionDeleted = deleted === true;
     if (deleted !== true && deleted.error) normalizer.warning("delete_failed", deleted.error);
   }
-  if (options.outputSchema && stop === null) {
-    const check = checkStructuredOutput(options.outputSchema.schema, facts.finalText, options.outputSchema.option);
+  if (options.turn.outputSchema && stop === null) {
+    const check = checkStructuredOutput(
+      options.turn.outputSchema.schema,
+      facts.finalText,
+      options.turn.outputSchema.option,
+    );
     if ("value" in check) after.structuredOutput = check;
     else after.outputError = check.error;
   }
   if (output && facts.finalText !== null) {
-    const written = writeLastMessage(output, options.redactor.text(facts.finalText), options.outputLastMessage!.option);
+    const written = writeLastMessage(
+      output,
+      options.turn.redactor.text(facts.finalText),
+      options.turn.outputLastMessage!.option,
+    );
     if (written && "refused" in written) after.refusedWrite = written.refused;
     else if (written) normalizer.warning("output_last_message_failed", written.failed);
   }

@@ -11,7 +11,7 @@ import type { EventOf } from "../contract/schema.js";
 import { classifyOutcome } from "../domain/outcome/classify.js";
 import { retryWait, transientFailure } from "../domain/outcome/transient.js";
 import { formatDuration } from "../kernel/duration.js";
-import { inSession, type ResolvedTurn } from "../plan/resolve-options.js";
+import { inSession, type ResolvedTurn, type TurnSettings, withModel } from "../plan/resolve-options.js";
 import type { Backend, OpenedTurn, TurnInput } from "./backend.js";
 import type { TurnControl } from "./control.js";
 import { runSource, type SourceRun, sourceEnd } from "./run-source.js";
@@ -39,7 +39,7 @@ export type Attempts = {
 const SERVER_COMING_BACK = new Set(["ServerUnreachable", "ServerUnauthorized"]);
 
 /** The model of each attempt, in order: the model's (1 + retry), then the fallback's. */
-export function attemptModels(options: Pick<ResolvedTurn, "model" | "retry" | "fallbackModel">): (string | null)[] {
+export function attemptModels(options: Pick<TurnSettings, "model" | "retry" | "fallbackModel">): (string | null)[] {
   const own = Array<string | null>(options.retry + 1).fill(options.model);
   return options.fallbackModel
     ? [...own, ...Array<string>(Math.max(1, options.retry)).fill(options.fallbackModel)]
@@ -69,7 +69,7 @@ export async function runAttempts(
 ): Promise<Attempts> {
   const { options, core, control, backend, deadline } = context;
   const base = (context.firstAttempt ?? 1) - 1;
-  const models = attemptModels(options);
+  const models = attemptModels(options.turn);
   const facts = core.normalizer.facts;
   const refused: (() => string[])[] = [];
   const failed: FailedAttempt[] = [];
@@ -97,7 +97,7 @@ export async function runAttempts(
       if (attempt - base >= models.length) break;
       // Settle what this attempt left pending, then judge it as if it were the last.
       core.normalizer.finish();
-      const outcome = classifyOutcome(facts, sourceEnd(ran), options.rules);
+      const outcome = classifyOutcome(facts, sourceEnd(ran), options.turn.rules);
       const transient = transientFailure(outcome, sourceEnd(ran));
       if (!transient) break;
       failure = { class: outcome.class, cause: transient };
@@ -105,13 +105,13 @@ export async function runAttempts(
       if (attempt - base >= models.length || control.reason !== null) return result(unreachable);
       failure = { class: "agent_error", cause: unreachable! };
     }
-    const wait = retryWait(attempt - base + 1, options.retryDelayMs, options.retryMaxDelay.ms);
+    const wait = retryWait(attempt - base + 1, options.turn.retryDelayMs, options.turn.retryMaxDelay.ms);
     const { cause } = failure;
     // No time left for another attempt: the class stands, and the stream says why.
     if (deadline !== null && Date.now() + wait >= deadline) {
       core.normalizer.warning(
         "retry_skipped",
-        `attempt ${attempt} failed (${cause.name}: ${cause.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.timeout?.option} ${formatDuration(options.timeout?.ms ?? 0, "exact")}`,
+        `attempt ${attempt} failed (${cause.name}: ${cause.message}); waiting ${formatDuration(wait)} for attempt ${attempt + 1} would pass ${options.turn.timeout?.option} ${formatDuration(options.turn.timeout?.ms ?? 0, "exact")}`,
       );
       if (!opened) return result(unreachable);
       break;
@@ -141,15 +141,12 @@ export async function runAttempts(
     core.setAttempt(attempt);
     const next =
       sessionId === null
-        ? await backend.open({ ...options, model }, first.input)
-        : await backend.open(
-            { ...inSession(options, sessionId), model },
-            {
-              prompt: resumePrompt(cause, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
-              title: null,
-              policy: first.input.policy,
-            },
-          );
+        ? await backend.open(withModel(options, model), first.input)
+        : await backend.open(withModel(inSession(options, sessionId), model), {
+            prompt: resumePrompt(cause, options.turn.outputSchema ? schemaInstruction(options.turn.outputSchema) : ""),
+            title: null,
+            policy: first.input.policy,
+          });
     if ("problem" in next) {
       if (!SERVER_COMING_BACK.has(next.problem.name)) return result(next.problem);
       opened = null;

@@ -38,25 +38,25 @@ export async function executeTurn(
   sink: (event: OcEvent) => void,
   control: TurnControl,
 ): Promise<ResultEvent> {
-  control.follow(options.signal);
+  control.follow(options.turn.signal);
   // With another attempt possible, events carry their attempt and the result counts them.
-  const retrying = options.retry > 0 || options.fallbackModel !== null;
+  const retrying = options.turn.retry > 0 || options.turn.fallbackModel !== null;
   // What oc-exec's policy removed: the caller's rules, and (once the backend is known) its own.
   // A policy that does not build is reported by the turn's prologue; meanwhile it removes nothing.
   const removed = new Set("removed" in options.placement.policy ? options.placement.policy.removed : []);
   const core = createTurnCore(
     {
       workspace: options.placement.dir,
-      redactor: options.redactor,
+      redactor: options.turn.redactor,
       session: options.session.id,
       continue: options.session.continue,
       fork: options.session.fork,
-      maxOutputBytes: options.maxOutputBytes,
-      maxLineBytes: options.maxLineBytes,
-      includeRaw: options.includeRaw,
-      clock: options.clock,
-      rules: options.rules,
-      onToolStarted: options.onToolStarted ?? undefined,
+      maxOutputBytes: options.turn.maxOutputBytes,
+      maxLineBytes: options.turn.maxLineBytes,
+      includeRaw: options.turn.includeRaw,
+      clock: options.turn.clock,
+      rules: options.turn.rules,
+      onToolStarted: options.turn.onToolStarted ?? undefined,
       removedByPolicy: removed,
       attempts: retrying,
     },
@@ -81,14 +81,14 @@ export async function executeTurn(
     const made = await unlessStopped(
       backend,
       control,
-      options.timeout === null ? null : startedAt + options.timeout.ms,
-      options.timeout,
+      options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms,
+      options.turn.timeout,
     );
     // Stopped first: the turn says it started, and ends with the stop's class.
     if (made === null) announceTurn(options, core, null);
     else {
       for (const key of made.removes ?? []) removed.add(key);
-      for (const value of made.secrets ?? []) options.redactor.add(value);
+      for (const value of made.secrets ?? []) options.turn.redactor.add(value);
       opened = await prepareTurn(options, core, made);
       if ("problem" in opened) problem = opened.problem;
       else {
@@ -99,13 +99,13 @@ export async function executeTurn(
           : takeWorkspaceSnapshot(options.placement.dir);
         // The workspace's links before a sandboxed turn: the ones the turn makes are checked after it.
         const linksBefore = made.sandbox && !made.remote ? linksIn(options.placement.dir) : null;
-        const deadline = options.timeout === null ? null : startedAt + options.timeout.ms;
+        const deadline = options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
         problem = tried.problem;
         const refused = tried.refused;
         if (retrying) attempts = { attempts: tried.attempts, failed: tried.failed };
-        if (ran && !problem && options.verify !== null && wouldSucceed(core, ran, options)) {
+        if (ran && !problem && options.turn.verify !== null && wouldSucceed(core, ran, options)) {
           const checked = await verifyRounds(ran, {
             options,
             core,
@@ -131,16 +131,16 @@ export async function executeTurn(
         workspace = workspaceChangesSince(
           snapshot,
           core.normalizer.facts.filesChanged,
-          options.ownOutputs,
+          options.turn.ownOutputs,
           made.sandbox ? SANDBOX_MOUNT_POINTS : [],
         );
-        if (opened.patchBase && options.outputPatch) {
+        if (opened.patchBase && options.turn.outputPatch) {
           const base = opened.patchBase;
           opened.patchBase = null;
           // A sandbox leaves empty files where it mounted over missing paths until it is reset.
           const mountPoints = made.sandbox ? SANDBOX_MOUNT_POINTS : [];
           outputPatch =
-            writeTurnPatch(base, mountPoints, opened.patch!, options.outputPatch.option, core, (refused) => {
+            writeTurnPatch(base, mountPoints, opened.patch!, options.turn.outputPatch.option, core, (refused) => {
               patchRefused = refused;
             }) ?? undefined;
         }
@@ -173,7 +173,7 @@ export async function executeTurn(
     verification: verified,
   };
   return core.finish(end, {
-    model: after?.model ?? options.model,
+    model: after?.model ?? options.turn.model,
     costUsd: after?.costUsd,
     structuredOutput: after?.structuredOutput,
     sessionDeleted: after?.sessionDeleted,

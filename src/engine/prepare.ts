@@ -7,7 +7,7 @@ import { titleFor } from "../domain/opencode/invocation.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import { planLastMessage } from "../domain/output/last-message.js";
 import type { LaunchProblem } from "../kernel/problem.js";
-import type { ResolvedTurn } from "../plan/resolve-options.js";
+import type { ResolvedTurn, TurnSettings } from "../plan/resolve-options.js";
 import { notADirectory, notAFile, unwritableFile } from "../sys/fs-checks.js";
 import { type PlannedWrite, planWrite } from "../sys/safe-write.js";
 import type { Backend, OpenedTurn, TurnInput } from "./backend.js";
@@ -20,8 +20,8 @@ export function announceTurn(options: ResolvedTurn, core: TurnCore, backend: Bac
   core.started({
     opencode: backend?.opencode ?? { path: null, version: null },
     cwd: backend?.remote ? (backend.remote.dir ?? "~") : options.placement.dir,
-    model: options.model,
-    agent: options.agent?.name ?? null,
+    model: options.turn.model,
+    agent: options.turn.agent?.name ?? null,
     resume: options.session.id,
     ...(backend?.sandbox ? { sandbox: backend.sandbox } : {}),
     ...(backend?.acp ? { acp: backend.acp } : {}),
@@ -57,40 +57,40 @@ export async function prepareTurn(
   const pathsProblem = turnPathProblem(options, backend.remote !== undefined);
   if (pathsProblem) return { problem: pathsProblem };
   // A schema that cannot check the answer is found now, not after the turn is paid for.
-  const schemaProblem = options.outputSchema ? outputSchemaProblem(options.outputSchema.schema) : null;
+  const schemaProblem = options.turn.outputSchema ? outputSchemaProblem(options.turn.outputSchema.schema) : null;
   if (schemaProblem)
     return {
       problem: {
         name: "OutputSchemaError",
-        message: `${options.outputSchema!.option} is not a JSON Schema ajv can use: ${schemaProblem}`,
+        message: `${options.turn.outputSchema!.option} is not a JSON Schema ajv can use: ${schemaProblem}`,
       },
     };
   let patchBase: PatchBase | null = null;
   // The last-message file, planned now: after the turn it is written only where it was planned.
-  const output = options.outputLastMessage
-    ? planLastMessage(options.outputLastMessage.path, options.outputLastMessage.option)
+  const output = options.turn.outputLastMessage
+    ? planLastMessage(options.turn.outputLastMessage.path, options.turn.outputLastMessage.option)
     : null;
   if (output && "problem" in output) return output;
   // The patch file likewise (--output-patch), planned where its check above found it writable.
-  const patch = options.outputPatch ? planWrite(options.outputPatch.path, { probe: true }) : null;
+  const patch = options.turn.outputPatch ? planWrite(options.turn.outputPatch.path, { probe: true }) : null;
   if (patch && "problem" in patch)
     return {
       problem: {
         name: "OutputPathError",
-        message: `${options.outputPatch!.option} ${options.outputPatch!.path}: ${patch.problem}`,
+        message: `${options.turn.outputPatch!.option} ${options.turn.outputPatch!.path}: ${patch.problem}`,
       },
     };
   try {
     const input = await readTurnInput(options, core);
     if ("problem" in input) return input;
     // The workspace as it is before opencode starts, for --output-patch.
-    if (options.outputPatch) {
-      const taken = takePatchBase(options.placement.dir, options.outputPatch.exclude);
+    if (options.turn.outputPatch) {
+      const taken = takePatchBase(options.placement.dir, options.turn.outputPatch.exclude);
       if ("problem" in taken)
         return {
           problem: {
             name: "OutputPathError",
-            message: `${options.outputPatch.option} ${options.outputPatch.path}: ${taken.problem}`,
+            message: `${options.turn.outputPatch.option} ${options.turn.outputPatch.path}: ${taken.problem}`,
           },
         };
       patchBase = taken;
@@ -109,12 +109,12 @@ export async function prepareTurn(
 /** The files to attach, checked before the turn starts. */
 function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem | null {
   // Over ssh the files are on the host: opencode there says if one is missing.
-  for (const file of remote ? [] : options.files.paths) {
+  for (const file of remote ? [] : options.turn.files.paths) {
     const fileProblem = notAFile(file);
-    if (fileProblem) return { name: "FileNotFound", message: `${options.files.option} ${file} ${fileProblem}` };
+    if (fileProblem) return { name: "FileNotFound", message: `${options.turn.files.option} ${file} ${fileProblem}` };
   }
-  if (options.outputPatch) {
-    const { path, option: label } = options.outputPatch;
+  if (options.turn.outputPatch) {
+    const { path, option: label } = options.turn.outputPatch;
     // The patch is made from the workspace on this machine; over ssh it is on the host.
     if (remote)
       return {
@@ -129,9 +129,9 @@ function turnPathProblem(options: ResolvedTurn, remote: boolean): LaunchProblem 
 
 /** Reads the prompt and takes the plan's permission policy; or what the caller must fix. */
 async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<TurnInput | { problem: LaunchProblem }> {
-  let read: Awaited<ReturnType<ResolvedTurn["prompt"]>>;
+  let read: Awaited<ReturnType<TurnSettings["prompt"]>>;
   try {
-    read = await options.prompt();
+    read = await options.turn.prompt();
   } catch (error) {
     // The CLI's prompt reader is its file-reading edge (a prompt file, stdin): a ConfigError there
     // is what the caller must fix; anything else is a bug.
@@ -144,8 +144,8 @@ async function readTurnInput(options: ResolvedTurn, core: TurnCore): Promise<Tur
   if ("problem" in policy) return policy;
   for (const w of policy.warnings) core.normalizer.warning(w.code, w.message);
   return {
-    prompt: options.outputSchema ? `${read.text}${schemaInstruction(options.outputSchema)}` : read.text,
-    title: options.session.title ?? (options.outputSchema ? titleFor(read.text) : null),
+    prompt: options.turn.outputSchema ? `${read.text}${schemaInstruction(options.turn.outputSchema)}` : read.text,
+    title: options.session.title ?? (options.turn.outputSchema ? titleFor(read.text) : null),
     policy: policy.value,
   };
 }

@@ -46,8 +46,12 @@ export async function runSource(
 ): Promise<SourceRun> {
   const { normalizer } = core;
   const warned = new Set<"steps" | "tokens" | "cost_usd">();
-  const budgets = options.budgets;
-  const limits = { turn: options.timeout, startup: options.placement.startupTimeout, idle: options.idleTimeout };
+  const budgets = options.turn.budgets;
+  const limits = {
+    turn: options.turn.timeout,
+    startup: options.placement.startupTimeout,
+    idle: options.turn.idleTimeout,
+  };
   let stopped: StopReason | null = null;
   let internalError: SourceRun["internalError"] = null;
   let sawJson = false;
@@ -67,7 +71,9 @@ export async function runSource(
   };
 
   const turnMs =
-    deadline === null || options.timeout === null ? (options.timeout?.ms ?? null) : Math.max(1, deadline - Date.now());
+    deadline === null || options.turn.timeout === null
+      ? (options.turn.timeout?.ms ?? null)
+      : Math.max(1, deadline - Date.now());
   const timers = new TurnTimers(
     {
       turnMs,
@@ -131,7 +137,7 @@ export async function runSource(
       timers.activity();
       if (!sawJson) timers.signOfLife();
       core.logLine(text);
-      options.onStderrLine?.(options.redactor.text(text));
+      options.turn.onStderrLine?.(options.turn.redactor.text(text));
       if (!sawJson && configGrace === null && normalizer.facts.stderrConfigError) {
         configGrace = setTimeout(() => {
           if (!sawJson) stop({ kind: "blocked" });
@@ -178,14 +184,14 @@ function retryWaitTooLong(
       kind: "retry_wait",
       cause: waiting.cause,
       waitMs,
-      limit: `${options.timeout?.option} ${formatDuration(options.timeout?.ms ?? 0, "exact")}`,
+      limit: `${options.turn.timeout?.option} ${formatDuration(options.turn.timeout?.ms ?? 0, "exact")}`,
     };
-  if (options.retry > 0 && waitMs > options.retryMaxDelay.ms)
+  if (options.turn.retry > 0 && waitMs > options.turn.retryMaxDelay.ms)
     return {
       kind: "retry_wait",
       cause: waiting.cause,
       waitMs,
-      limit: `${options.retryMaxDelay.option} ${formatDuration(options.retryMaxDelay.ms, "exact")}`,
+      limit: `${options.turn.retryMaxDelay.option} ${formatDuration(options.turn.retryMaxDelay.ms, "exact")}`,
     };
   return null;
 }

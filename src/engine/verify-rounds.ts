@@ -35,7 +35,7 @@ export type Verified = {
 
 /** Whether the turn, as it stands, would end in success (what the checks are for). */
 export function wouldSucceed(core: TurnCore, ran: SourceRun, options: ResolvedTurn): boolean {
-  return classifyOutcome(core.normalizer.facts, sourceEnd(ran), options.rules).class === "success";
+  return classifyOutcome(core.normalizer.facts, sourceEnd(ran), options.turn.rules).class === "success";
 }
 
 export async function verifyRounds(
@@ -54,7 +54,7 @@ export async function verifyRounds(
   },
 ): Promise<Verified> {
   const { options, core, control, backend, opened, input, deadline } = context;
-  const verify = options.verify!;
+  const verify = options.turn.verify!;
   const refused: (() => string[])[] = [];
   const tally = { attempts: context.attempts, failed: [] as Attempts["failed"] };
   let ran = first;
@@ -68,8 +68,8 @@ export async function verifyRounds(
         env: options.placement.env,
         // The turn's --timeout ends a check too (stopsOf), as a timeout of the turn.
         timeoutMs: verify.timeout?.ms ?? null,
-        killAfterMs: options.killAfterMs,
-        redactor: options.redactor,
+        killAfterMs: options.turn.killAfterMs,
+        redactor: options.turn.redactor,
         ...(backend.wrapCommand ? { wrap: (c) => backend.wrapCommand!(c) } : {}),
         onStop: (end) => stopsOf(control, deadline, options, end),
       });
@@ -95,9 +95,9 @@ export async function verifyRounds(
     const sessionId = core.normalizer.facts.sessionId ?? opened.ops.sessionId ?? core.normalizer.facts.logSessionId;
     if (round > verify.attempts || sessionId === null || control.reason !== null)
       return done(ran, round, checks, { failed: failure, unrunnable: null }, { refused }, tally);
-    const repairOptions = { ...inSession(options, sessionId), files: { ...options.files, paths: [] } };
+    const repairOptions = { ...inSession(options, sessionId), files: { ...options.turn.files, paths: [] } };
     const repairInput: TurnInput = {
-      prompt: repairPrompt(failed, options.outputSchema ? schemaInstruction(options.outputSchema) : ""),
+      prompt: repairPrompt(failed, options.turn.outputSchema ? schemaInstruction(options.turn.outputSchema) : ""),
       title: null,
       policy: input.policy,
     };
@@ -152,7 +152,9 @@ function stopsOf(
   const unsubscribe = control.subscribe(end);
   if (control.reason) end(control.reason);
   const timer =
-    deadline === null ? null : setTimeout(() => end(turnTimedOut(options.timeout)), Math.max(0, deadline - Date.now()));
+    deadline === null
+      ? null
+      : setTimeout(() => end(turnTimedOut(options.turn.timeout)), Math.max(0, deadline - Date.now()));
   return () => {
     unsubscribe();
     if (timer) clearTimeout(timer);

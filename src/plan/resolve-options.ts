@@ -39,11 +39,17 @@ export type VerifyPlan = Named<{ commands: string[]; timeout: Limit | null; atte
 
 /**
  * The plan, split by lifetime: where the turn runs (the placement: one per run, what a host is made
- * from), the session it runs in, and the turn's own settings beside them.
+ * from), the session it runs in, and the turn's own settings. Each stage reads it; none rewrites it
+ * (another attempt or a repair is a new plan: inSession, the attempt's model).
  */
 export type ResolvedTurn = {
   placement: Placement;
   session: SessionPlan;
+  turn: TurnSettings;
+};
+
+/** The turn's own settings: what it asks, how it is limited and judged, and what it writes. */
+export type TurnSettings = {
   prompt: PromptReader;
   model: string | null;
   agent: Named<{ name: string }> | null;
@@ -97,6 +103,11 @@ export type ResolvedTurn = {
  */
 export function inSession(turn: ResolvedTurn, sessionId: string): ResolvedTurn {
   return { ...turn, session: { ...turn.session, id: sessionId, continue: false, fork: false, title: null } };
+}
+
+/** The same turn on another model (an attempt after a transient failure, on the fallback model). */
+export function withModel(plan: ResolvedTurn, model: string | null): ResolvedTurn {
+  return { ...plan, turn: { ...plan.turn, model } };
 }
 
 /** The stop when the turn's --timeout fires, named as the caller set it. */
@@ -177,54 +188,56 @@ export function resolveTurnOptions(
       ephemeral: options.ephemeral ?? false,
       names: { session: labels.session, continue: labels.continue, fork: labels.fork },
     },
-    prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
-    model,
-    agent: options.agent ? { name: options.agent, option: labels.agent } : null,
-    variant: options.variant ?? null,
-    allow: options.allow ?? [],
-    deny: options.deny ?? [],
-    auto: options.auto ?? false,
-    redactor: makeRedactor(secretValues(env, options.redactEnv)),
-    // Over ssh, files are paths on the host.
-    files: { paths: (options.files ?? []).map((f) => (ssh ? f : resolve(f))), option: labels.files },
-    thinking: options.thinking ?? false,
-    textDeltas: options.textDeltas ?? false,
-    outputSchema: options.outputSchema ? { schema: options.outputSchema, option: labels.outputSchema } : null,
-    outputLastMessage: options.outputLastMessage
-      ? { path: resolve(options.outputLastMessage), option: labels.outputLastMessage }
-      : null,
-    outputPatch: options.outputPatch
-      ? { path: resolve(options.outputPatch), exclude: ownOutputs, option: labels.outputPatch }
-      : null,
-    ownOutputs,
-    timeout: limit("timeoutMs", options.timeoutMs ?? DEFAULTS.timeoutMs),
-    idleTimeout: limit(
-      "idleTimeoutMs",
-      options.idleTimeoutMs ?? ((options.retry ?? 0) > 0 ? DEFAULTS.retryIdleTimeoutMs : DEFAULTS.idleTimeoutMs),
-    ),
-    killAfterMs: check("killAfterMs").number(options.killAfterMs ?? DEFAULTS.killAfterMs),
-    budgets: {
-      limits: {
-        steps: check("maxSteps").budget(options.maxSteps),
-        tokens: check("maxTokens").budget(options.maxTokens),
-        cost_usd: check("maxCostUsd").budget(options.maxCostUsd, { whole: false }),
+    turn: {
+      prompt: internals.prompt ?? (async () => ({ text: prompt ?? "", warnings: [] })),
+      model,
+      agent: options.agent ? { name: options.agent, option: labels.agent } : null,
+      variant: options.variant ?? null,
+      allow: options.allow ?? [],
+      deny: options.deny ?? [],
+      auto: options.auto ?? false,
+      redactor: makeRedactor(secretValues(env, options.redactEnv)),
+      // Over ssh, files are paths on the host.
+      files: { paths: (options.files ?? []).map((f) => (ssh ? f : resolve(f))), option: labels.files },
+      thinking: options.thinking ?? false,
+      textDeltas: options.textDeltas ?? false,
+      outputSchema: options.outputSchema ? { schema: options.outputSchema, option: labels.outputSchema } : null,
+      outputLastMessage: options.outputLastMessage
+        ? { path: resolve(options.outputLastMessage), option: labels.outputLastMessage }
+        : null,
+      outputPatch: options.outputPatch
+        ? { path: resolve(options.outputPatch), exclude: ownOutputs, option: labels.outputPatch }
+        : null,
+      ownOutputs,
+      timeout: limit("timeoutMs", options.timeoutMs ?? DEFAULTS.timeoutMs),
+      idleTimeout: limit(
+        "idleTimeoutMs",
+        options.idleTimeoutMs ?? ((options.retry ?? 0) > 0 ? DEFAULTS.retryIdleTimeoutMs : DEFAULTS.idleTimeoutMs),
+      ),
+      killAfterMs: check("killAfterMs").number(options.killAfterMs ?? DEFAULTS.killAfterMs),
+      budgets: {
+        limits: {
+          steps: check("maxSteps").budget(options.maxSteps),
+          tokens: check("maxTokens").budget(options.maxTokens),
+          cost_usd: check("maxCostUsd").budget(options.maxCostUsd, { whole: false }),
+        },
+        names: { steps: labels.maxSteps, tokens: labels.maxTokens, cost_usd: labels.maxCostUsd },
       },
-      names: { steps: labels.maxSteps, tokens: labels.maxTokens, cost_usd: labels.maxCostUsd },
+      maxOutputBytes: check("maxOutputBytes").positive(options.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
+      maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
+      includeRaw: options.includeRaw ?? false,
+      rules: { failOn: failOnFrom(options.failOn ?? [], labels), advice: { allow: labels.allow, auto: labels.auto } },
+      verify: resolveVerify(options, labels, check),
+      ...resolveRetry(options, labels, check),
+      // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
+      // cost of another opencode start, so by default only when neither the caller nor the log named
+      // it. OC_EXEC_EXPORT=0 turns it off.
+      export: options.export ?? (own.exportOff || model !== null ? false : null),
+      signal: options.signal ?? null,
+      onStderrLine: options.onStderrLine ?? null,
+      onToolStarted: options.onToolStarted ?? null,
+      clock: internals.clock ?? Date.now,
     },
-    maxOutputBytes: check("maxOutputBytes").positive(options.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
-    maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
-    includeRaw: options.includeRaw ?? false,
-    rules: { failOn: failOnFrom(options.failOn ?? [], labels), advice: { allow: labels.allow, auto: labels.auto } },
-    verify: resolveVerify(options, labels, check),
-    ...resolveRetry(options, labels, check),
-    // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the
-    // cost of another opencode start, so by default only when neither the caller nor the log named
-    // it. OC_EXEC_EXPORT=0 turns it off.
-    export: options.export ?? (own.exportOff || model !== null ? false : null),
-    signal: options.signal ?? null,
-    onStderrLine: options.onStderrLine ?? null,
-    onToolStarted: options.onToolStarted ?? null,
-    clock: internals.clock ?? Date.now,
   };
 }
 
@@ -233,7 +246,7 @@ function resolveRetry(
   options: Pick<RunTurnOptions, "retry" | "retryDelayMs" | "retryMaxDelayMs" | "fallbackModel">,
   labels: OptionLabels,
   check: (name: OptionName) => ReturnType<typeof checkers>,
-): Pick<ResolvedTurn, "retry" | "retryDelayMs" | "retryMaxDelay" | "fallbackModel"> {
+): Pick<TurnSettings, "retry" | "retryDelayMs" | "retryMaxDelay" | "fallbackModel"> {
   const retry = check("retry").number(options.retry ?? 0);
   const fallbackModel = options.fallbackModel ?? null;
   if (fallbackModel !== null && !/^[^/\s]+\/\S+$/.test(fallbackModel))

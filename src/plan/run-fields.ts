@@ -8,17 +8,17 @@ export type RunFields = Pick<
   "model" | "agent" | "variant" | "thinking" | "session" | "continue" | "fork" | "files" | "pure" | "auto"
 >;
 
-export function runFields(turn: ResolvedTurn): RunFields {
+export function runFields(plan: ResolvedTurn): RunFields {
   return {
-    model: turn.model,
-    agent: turn.agent?.name ?? null,
-    variant: turn.variant,
-    thinking: turn.thinking,
-    session: turn.session.id,
-    continue: turn.session.continue,
-    fork: turn.session.fork,
-    files: turn.files.paths,
-    pure: turn.placement.pure,
-    auto: turn.auto,
+    model: plan.turn.model,
+    agent: plan.turn.agent?.name ?? null,
+    variant: plan.turn.variant,
+    thinking: plan.turn.thinking,
+    session: plan.session.id,
+    continue: plan.session.continue,
+    fork: plan.session.fork,
+    files: plan.turn.files.paths,
+    pure: plan.placement.pure,
+    auto: plan.turn.auto,
   };
 }

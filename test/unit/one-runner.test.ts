@@ -81,7 +81,7 @@ describe("the rule for 0, on every path", () => {
     expect(() => resolveTurnOptions({ prompt: "x", maxTokens: 0 })).toThrow(/^maxTokens must be more than 0/);
     expect(() => resolveTurnOptions({ prompt: "x", maxCostUsd: 0 })).toThrow(/^maxCostUsd must be more than 0/);
     const off = resolveTurnOptions({ prompt: "x", timeoutMs: 0, idleTimeoutMs: 0, startupTimeoutMs: 0 });
-    expect([off.timeout, off.idleTimeout, off.placement.startupTimeout]).toEqual([null, null, null]);
+    expect([off.turn.timeout, off.turn.idleTimeout, off.placement.startupTimeout]).toEqual([null, null, null]);
   });
 
   it("the library: maxSteps 0 ends in a config_error result naming the option, before any backend", async () => {
@@ -126,7 +126,9 @@ describe("a task's limits are named by where they came from", () => {
   it("max_cost_usd when the line sets it, --task-max-cost-usd when the flag gave it", () => {
     const { tasks } = parseTasks(['{"id":"a","prompt":"x","max_cost_usd":0.5}', '{"id":"b","prompt":"y"}'].join("\n"));
     const { run } = planTasks(tasks, { dir: process.cwd(), maxCostUsd: 1 }, BATCH_LABELS);
-    expect(run.map((t) => [t.task.id, t.options.budgets.limits.cost_usd, t.options.budgets.names.cost_usd])).toEqual([
+    expect(
+      run.map((t) => [t.task.id, t.options.turn.budgets.limits.cost_usd, t.options.turn.budgets.names.cost_usd]),
+    ).toEqual([
       ["a", 0.5, "max_cost_usd"],
       ["b", 1, "--task-max-cost-usd"],
     ]);
@@ -189,9 +191,9 @@ describe("a batch's sandbox policies: one server each", () => {
     const byId = new Map(here.run.map((t) => [t.task.id, t.options]));
     expect(byId.get("here")).toMatchObject({
       placement: { dir: join(ws, "sub") },
-      files: { paths: [join(ws, "sub", "a.md")] },
+      turn: { files: { paths: [join(ws, "sub", "a.md")] } },
     });
-    expect(byId.get("a1")?.files.paths).toEqual(["/srv/app/notes.md"]);
+    expect(byId.get("a1")?.turn.files.paths).toEqual(["/srv/app/notes.md"]);
     rmSync(ws, { recursive: true });
   });
 

@@ -18,22 +18,25 @@ describe("resolveTurnOptions", () => {
         dir: resolve("."),
         startupTimeout: { ms: DEFAULTS.startupTimeoutMs, option: "startupTimeoutMs" },
       },
-      model: null,
       session: { id: null, continue: false, fork: false, title: null, ephemeral: false },
-      allow: [],
-      timeout: null,
-      idleTimeout: null,
-      killAfterMs: DEFAULTS.killAfterMs,
-      budgets: {
-        limits: { steps: null, tokens: null, cost_usd: null },
-        names: { steps: "maxSteps", tokens: "maxTokens", cost_usd: "maxCostUsd" },
+      turn: {
+        model: null,
+        allow: [],
+        timeout: null,
+        idleTimeout: null,
+        killAfterMs: DEFAULTS.killAfterMs,
+        budgets: {
+          limits: { steps: null, tokens: null, cost_usd: null },
+          names: { steps: "maxSteps", tokens: "maxTokens", cost_usd: "maxCostUsd" },
+        },
+        maxOutputBytes: DEFAULTS.maxOutputBytes,
+        // Only when neither the caller nor opencode's log names the model.
+        export: null,
+        verify: null,
+        rules: { failOn: { conditions: [], option: "failOn" }, advice: { allow: "allow", auto: "auto" } },
       },
-      maxOutputBytes: DEFAULTS.maxOutputBytes,
-      // Only when neither the caller nor opencode's log names the model.
-      export: null,
-      verify: null,
-      rules: { failOn: { conditions: [], option: "failOn" }, advice: { allow: "allow", auto: "auto" } },
     });
+    expect(Object.keys(r)).toEqual(["placement", "session", "turn"]);
     expect(r).not.toHaveProperty("labels");
   });
 
@@ -41,14 +44,14 @@ describe("resolveTurnOptions", () => {
     const env = { OC_EXEC_OPENCODE: "/opt/opencode", OC_EXEC_EXPORT: "0" };
     expect(resolveTurnOptions({ prompt: "x", env })).toMatchObject({
       placement: { opencode: "/opt/opencode" },
-      export: false,
+      turn: { export: false },
     });
     expect(resolveTurnOptions({ prompt: "x", env, opencode: "/bin/oc", export: true })).toMatchObject({
       placement: { opencode: "/bin/oc" },
-      export: true,
+      turn: { export: true },
     });
     // Naming the model makes the export unnecessary.
-    expect(resolveTurnOptions({ prompt: "x", env: {}, model: "a/b" }).export).toBe(false);
+    expect(resolveTurnOptions({ prompt: "x", env: {}, model: "a/b" }).turn.export).toBe(false);
   });
 
   it("0 turns a limit off; paths become absolute", () => {
@@ -61,10 +64,12 @@ describe("resolveTurnOptions", () => {
       outputLastMessage: "o.md",
     });
     expect(r).toMatchObject({
-      timeout: null,
       placement: { startupTimeout: null },
-      files: { paths: [resolve("a.txt")], option: "files" },
-      outputLastMessage: { path: resolve("o.md"), option: "outputLastMessage" },
+      turn: {
+        timeout: null,
+        files: { paths: [resolve("a.txt")], option: "files" },
+        outputLastMessage: { path: resolve("o.md"), option: "outputLastMessage" },
+      },
     });
   });
 
@@ -73,13 +78,13 @@ describe("resolveTurnOptions", () => {
       { prompt: "x", env: {}, timeoutMs: 90_000, idleTimeoutMs: 5000, maxSteps: 3, retry: 1 },
       { labels: FLAG_LABELS },
     );
-    expect([r.timeout, r.idleTimeout, r.placement.startupTimeout, r.retryMaxDelay]).toEqual([
+    expect([r.turn.timeout, r.turn.idleTimeout, r.placement.startupTimeout, r.turn.retryMaxDelay]).toEqual([
       { ms: 90_000, option: "--timeout" },
       { ms: 5000, option: "--idle-timeout" },
       { ms: DEFAULTS.startupTimeoutMs, option: "--startup-timeout" },
       { ms: DEFAULTS.retryMaxDelayMs, option: "--retry-max-delay" },
     ]);
-    expect(r.budgets).toEqual({
+    expect(r.turn.budgets).toEqual({
       limits: { steps: 3, tokens: null, cost_usd: null },
       names: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd" },
     });
@@ -102,20 +107,22 @@ describe("resolveTurnOptions", () => {
       { labels: FLAG_LABELS },
     );
     expect(r).toMatchObject({
-      agent: { name: "build", option: "--agent" },
-      files: { paths: [resolve("a.md")], option: "--file" },
-      verify: {
-        commands: ["npm test"],
-        timeout: { ms: 60_000, option: "--verify-timeout" },
-        attempts: DEFAULTS.verifyAttempts,
-        option: "--verify",
-      },
-      outputSchema: { schema: { type: "object" }, option: "--output-schema" },
-      outputLastMessage: { path: resolve("o.md"), option: "--output-last-message" },
-      outputPatch: { path: resolve("p.diff"), option: "--output-patch" },
-      rules: {
-        failOn: { conditions: ["no-changes"], option: "--fail-on" },
-        advice: { allow: "--allow", auto: "--auto" },
+      turn: {
+        agent: { name: "build", option: "--agent" },
+        files: { paths: [resolve("a.md")], option: "--file" },
+        verify: {
+          commands: ["npm test"],
+          timeout: { ms: 60_000, option: "--verify-timeout" },
+          attempts: DEFAULTS.verifyAttempts,
+          option: "--verify",
+        },
+        outputSchema: { schema: { type: "object" }, option: "--output-schema" },
+        outputLastMessage: { path: resolve("o.md"), option: "--output-last-message" },
+        outputPatch: { path: resolve("p.diff"), option: "--output-patch" },
+        rules: {
+          failOn: { conditions: ["no-changes"], option: "--fail-on" },
+          advice: { allow: "--allow", auto: "--auto" },
+        },
       },
       session: { names: { session: "--session", continue: "--continue", fork: "--fork" } },
       placement: { names: { dir: "--dir", allowHosts: "--allow-host", attach: "--attach" } },

@@ -127,9 +127,9 @@ export function planTasks(
       const missing = options.placement.ssh ? null : notADirectory(options.placement.dir);
       if (missing) throw new ConfigError(`${options.placement.names.dir} ${options.placement.dir} ${missing}`);
       // So is a file the task attaches (a turn would find it only when its turn came).
-      for (const path of options.placement.ssh ? [] : options.files.paths) {
+      for (const path of options.placement.ssh ? [] : options.turn.files.paths) {
         const absent = notAFile(path);
-        if (absent) throw new ConfigError(`${options.files.option} ${path} ${absent}`);
+        if (absent) throw new ConfigError(`${options.turn.files.option} ${path} ${absent}`);
       }
       run.push({ task, options });
     } catch (error) {
@@ -190,8 +190,8 @@ export function serverGroups(run: PlannedTask[]): ServerGroup[] {
     groups.set(key, group);
     group.tasks.push(planned);
     for (const model of [
-      planned.options.model ?? null,
-      ...(planned.options.fallbackModel ? [planned.options.fallbackModel] : []),
+      planned.options.turn.model ?? null,
+      ...(planned.options.turn.fallbackModel ? [planned.options.turn.fallbackModel] : []),
     ])
       if (!group.models.includes(model)) group.models.push(model);
   }

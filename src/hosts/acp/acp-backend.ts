@@ -96,19 +96,19 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       await agent?.close();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
     },
-    check(turn) {
+    check(plan) {
       // A session is continued when the agent made it in this run (a conversation's next turn,
       // another attempt, a --verify repair) or can load one (ACP's loadSession); "the most recent"
       // and forks are opencode run's.
       const unsupported = [
-        turn.session.continue ? turn.session.names.continue : null,
-        turn.session.id !== null && agent !== null && !agent.canContinue(turn.session.id)
-          ? `${turn.session.names.session} (the agent cannot load a session it did not make in this run)`
+        plan.session.continue ? plan.session.names.continue : null,
+        plan.session.id !== null && agent !== null && !agent.canContinue(plan.session.id)
+          ? `${plan.session.names.session} (the agent cannot load a session it did not make in this run)`
           : null,
-        turn.session.fork ? turn.session.names.fork : null,
-        turn.variant !== null ? "--variant" : null,
-        turn.files.paths.length > 0 ? turn.files.option : null,
-        turn.session.ephemeral ? "--ephemeral" : null,
+        plan.session.fork ? plan.session.names.fork : null,
+        plan.turn.variant !== null ? "--variant" : null,
+        plan.turn.files.paths.length > 0 ? plan.turn.files.option : null,
+        plan.session.ephemeral ? "--ephemeral" : null,
       ].filter((x): x is string => x !== null);
       return {
         warnings,
@@ -121,19 +121,19 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
             : null,
       };
     },
-    async open(turn, input) {
-      if (isOpencode && "problem" in turn.placement.opencodeConfig)
-        return { problem: turn.placement.opencodeConfig.problem };
+    async open(plan, input) {
+      if (isOpencode && "problem" in plan.placement.opencodeConfig)
+        return { problem: plan.placement.opencodeConfig.problem };
       if (problem || agent === null) return { problem: problem! };
       return {
         source: agent.turn({
-          cwd: turn.placement.dir,
-          session: turn.session.id,
+          cwd: plan.placement.dir,
+          session: plan.session.id,
           prompt: input.prompt,
-          model: turn.model,
+          model: plan.turn.model,
           policy: input.policy,
-          auto: turn.auto,
-          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes).stderr,
+          auto: plan.turn.auto,
+          split: splitterOptions(plan.turn.maxLineBytes, plan.turn.maxOutputBytes).stderr,
         }),
         // A session of its own per turn, in the agent's own store: nothing to export or delete here.
         ops: { export: null, delete: async () => true, sessionId: null },

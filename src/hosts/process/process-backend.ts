@@ -64,15 +64,15 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
           },
         }),
     problem,
-    check(turn) {
+    check(plan) {
       const missing = [
-        ...(detected ? unsupportedFlags(runFields(turn), detected.features) : []),
-        ...(standalone && turn.session.ephemeral
+        ...(detected ? unsupportedFlags(runFields(plan), detected.features) : []),
+        ...(standalone && plan.session.ephemeral
           ? ["--ephemeral (its session delete would reach the shared service)"]
           : []),
       ];
       // In a sandbox opencode's state is the sandbox's own (private-state.ts): nothing to check here.
-      const unwritable = sandbox ? null : opencodeStateProblem(turn.placement.env);
+      const unwritable = sandbox ? null : opencodeStateProblem(plan.placement.env);
       return {
         warnings,
         problem:
@@ -83,18 +83,18 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
               : null,
       };
     },
-    async open(turn, input) {
+    async open(plan, input) {
       if (!ok || !detected) return { problem: problem! };
-      if ("problem" in turn.placement.opencodeConfig) return { problem: turn.placement.opencodeConfig.problem };
+      if ("problem" in plan.placement.opencodeConfig) return { problem: plan.placement.opencodeConfig.problem };
       const invocation = buildInvocation({
-        ...runFields(turn),
+        ...runFields(plan),
         binary: ok.binary.path,
-        workspace: turn.placement.dir,
+        workspace: plan.placement.dir,
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
-        configContent: turn.placement.opencodeConfig.content,
-        baseEnv: sandbox ? turn.placement.env : { ...turn.placement.env, TMPDIR: ownTmp(turn.placement.env) },
+        configContent: plan.placement.opencodeConfig.content,
+        baseEnv: sandbox ? plan.placement.env : { ...plan.placement.env, TMPDIR: ownTmp(plan.placement.env) },
         features: detected.features,
       });
       // One id per turn: the proxy's refusals are kept under it.
@@ -108,16 +108,16 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       };
       // A mistyped --agent made opencode fall back to its default agent, which may write files, with
       // only a warning: checked before the turn, once per workspace and configuration of the run.
-      if (turn.agent !== null && !standalone) {
-        const key = `${invocation.cwd}\0${turn.placement.opencodeConfig.content ?? ""}`;
+      if (plan.turn.agent !== null && !standalone) {
+        const key = `${invocation.cwd}\0${plan.placement.opencodeConfig.content ?? ""}`;
         const known = agents.get(key) ?? listAgents(ctx);
         agents.set(key, known);
         const listed = await known;
-        if ("names" in listed && !listed.names.includes(turn.agent.name))
+        if ("names" in listed && !listed.names.includes(plan.turn.agent.name))
           return {
             problem: {
               name: "UnknownAgent",
-              message: `${turn.agent.option} ${turn.agent.name}: opencode knows no such agent here (it knows ${listed.names.join(", ")}); it would have run the default agent instead; nothing was run`,
+              message: `${plan.turn.agent.option} ${plan.turn.agent.name}: opencode knows no such agent here (it knows ${listed.names.join(", ")}); it would have run the default agent instead; nothing was run`,
             },
           };
       }
@@ -125,8 +125,8 @@ export async function makeProcessBackend(spec: ProcessBackendSpec): Promise<Back
       return {
         ...(sandbox ? { refused: () => sandbox.refused(id) } : {}),
         source: processSource(launched, {
-          killAfterMs: turn.killAfterMs,
-          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
+          killAfterMs: plan.turn.killAfterMs,
+          split: splitterOptions(plan.turn.maxLineBytes, plan.turn.maxOutputBytes),
         }),
         ops: {
           export: standalone ? null : (id) => exportSession(ctx, id),

@@ -12,7 +12,7 @@ import type { Backend, CommandLaunch } from "../../engine/backend.js";
 import { readEnvironment } from "../../kernel/environment.js";
 import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import { DEFAULTS } from "../../plan/options.js";
-import type { ResolvedTurn } from "../../plan/resolve-options.js";
+import type { ResolvedTurn, TurnSettings } from "../../plan/resolve-options.js";
 import { sandboxedCheck, serverSandboxProblem } from "../sandbox/policy.js";
 import { workspaceCodeProblem } from "../sandbox/workspace-code.js";
 import { type RemoteLaunchSpec, remoteCheck } from "../ssh/remote-launch.js";
@@ -92,10 +92,10 @@ const MIME: Record<string, string> = {
 };
 
 /** What cannot reach a server another process started: per-turn opencode config and plugins. */
-function runOnlyFlags(turn: ResolvedTurn): string[] {
+function runOnlyFlags(plan: ResolvedTurn): string[] {
   const refused: string[] = [];
-  if (turn.placement.config.length > 0) refused.push(turn.placement.names.config);
-  if (turn.placement.pure) refused.push(turn.placement.names.pure);
+  if (plan.placement.config.length > 0) refused.push(plan.placement.names.config);
+  if (plan.placement.pure) refused.push(plan.placement.names.pure);
   return refused;
 }
 
@@ -109,7 +109,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
   // A server oc-exec restarted at the same URL (between the attempts of a --retry) has a new password:
   // its record says which; each turn opened after that uses it.
   const fromRecord = managed !== null && auth?.password === managed.password;
-  const currentClient = (redactor: ResolvedTurn["redactor"]): ServerClient => {
+  const currentClient = (redactor: TurnSettings["redactor"]): ServerClient => {
     if (!fromRecord) return client;
     const now = findServer(spec.env, displayUrl(parsed.url));
     if (now && now.password !== client.auth?.password) {
@@ -173,36 +173,36 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
     // A server on another host: its directory there is every turn's workspace.
     ...(managed?.ssh ? { remote: { host: managed.ssh.destination, dir: managed.dir } } : {}),
     problem: null,
-    check(turn) {
-      const refused = runOnlyFlags(turn);
-      const sandbox = turn.placement.sandbox
-        ? serverSandboxProblem(turn.placement.sandbox, managed?.sandbox ?? null, client.shown)
+    check(plan) {
+      const refused = runOnlyFlags(plan);
+      const sandbox = plan.placement.sandbox
+        ? serverSandboxProblem(plan.placement.sandbox, managed?.sandbox ?? null, client.shown)
         : null;
       if (sandbox) return { warnings, problem: { name: "SandboxMismatch", message: sandbox } };
       // Every turn: opencode loads a directory's plugins and tools when it first serves it, and an
       // earlier turn's agent may have written some into a subdirectory (hosts/sandbox/workspace-code.ts).
       if (managed?.sandbox && managed.sandbox.project_config !== false) {
-        const what = `the sandboxed server at ${client.shown} cannot serve ${turn.placement.dir}`;
-        const shipped = workspaceCodeProblem(turn.placement.dir, turn.placement.env, what);
+        const what = `the sandboxed server at ${client.shown} cannot serve ${plan.placement.dir}`;
+        const shipped = workspaceCodeProblem(plan.placement.dir, plan.placement.env, what);
         if (shipped) return { warnings, problem: { name: "SandboxWorkspaceCode", message: shipped } };
       }
       // A server an older release started on another host: its record does not say how to get there.
-      if (managed?.ssh && !remoteCheckSpec && turn.verify)
+      if (managed?.ssh && !remoteCheckSpec && plan.turn.verify)
         return {
           warnings,
           problem: {
             name: "UnsupportedFlag",
-            message: `${turn.verify.option} cannot run on this server on another host (its record, from an older oc-exec, does not say how to reach it): restart it, or run the turn with --ssh ${managed.ssh.destination}`,
+            message: `${plan.turn.verify.option} cannot run on this server on another host (its record, from an older oc-exec, does not say how to reach it): restart it, or run the turn with --ssh ${managed.ssh.destination}`,
           },
         };
       // A check runs in this process: in the server's sandbox when its supervisor prepared the way
       // (sandboxedCheck), never outside it.
-      if (managed?.sandbox && !sandboxCheck && turn.verify)
+      if (managed?.sandbox && !sandboxCheck && plan.turn.verify)
         return {
           warnings,
           problem: {
             name: "UnsupportedFlag",
-            message: `${turn.verify.option} cannot run on a sandboxed server yet (the check would run outside its sandbox): run the turn without ${turn.placement.names.attach}, sandboxed`,
+            message: `${plan.turn.verify.option} cannot run on a sandboxed server yet (the check would run outside its sandbox): run the turn without ${plan.placement.names.attach}, sandboxed`,
           },
         };
       return {
@@ -211,17 +211,17 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
           refused.length > 0
             ? {
                 name: "UnsupportedFlag",
-                message: `${refused.join(" and ")} cannot apply to a running server: its configuration and plugins are the ones it started with (restart it with them, or run without ${turn.placement.names.attach})`,
+                message: `${refused.join(" and ")} cannot apply to a running server: its configuration and plugins are the ones it started with (restart it with them, or run without ${plan.placement.names.attach})`,
               }
             : null,
       };
     },
-    async open(turn, input) {
-      const client = currentClient(turn.redactor);
+    async open(plan, input) {
+      const client = currentClient(plan.turn.redactor);
       // The policy reaches the server as the session's rules; OPENCODE_PERMISSION does too, since the
       // server cannot see this process's environment.
-      const inherited = turn.placement.env.OPENCODE_PERMISSION
-        ? safeJson(turn.placement.env.OPENCODE_PERMISSION)
+      const inherited = plan.placement.env.OPENCODE_PERMISSION
+        ? safeJson(plan.placement.env.OPENCODE_PERMISSION)
         : null;
       // Nobody can answer the question tool in a headless turn, so it is not offered; a rule of the
       // caller's that allows it comes later and wins (opencode applies the last matching rule).
@@ -230,17 +230,17 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         ...(input.policy ? rulesetOf(input.policy) : inherited ? rulesetOf(inherited) : []),
       ];
       // provider/model: the resolver refused any other shape.
-      const slash = turn.model?.indexOf("/") ?? -1;
+      const slash = plan.turn.model?.indexOf("/") ?? -1;
       // A server on another host serves its own directory there; this machine's paths mean nothing to it.
-      const directory = managed?.ssh ? managed.dir : turn.placement.dir;
+      const directory = managed?.ssh ? managed.dir : plan.placement.dir;
       let sessionId: string | null = null;
       try {
-        sessionId = await resolveSession(client, turn, directory, rules, input.title ?? titleFor(input.prompt));
+        sessionId = await resolveSession(client, plan, directory, rules, input.title ?? titleFor(input.prompt));
       } catch (error) {
         if (!(error instanceof ServerError)) throw error;
-        if (error.kind === "http" && error.status === 404 && turn.session.id)
+        if (error.kind === "http" && error.status === 404 && plan.session.id)
           return {
-            problem: { name: "SessionNotFound", message: `Session not found: ${turn.session.id} (on ${client.shown})` },
+            problem: { name: "SessionNotFound", message: `Session not found: ${plan.session.id} (on ${client.shown})` },
           };
         return { problem: { name: SERVER_ERROR_NAMES[error.kind], message: error.message } };
       }
@@ -254,7 +254,7 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
       const body: PromptBody = {
         parts: [
           { type: "text", text: input.prompt },
-          ...turn.files.paths.map((file) => ({
+          ...plan.turn.files.paths.map((file) => ({
             type: "file" as const,
             mime: MIME[extname(file).toLowerCase()] ?? "text/plain",
             url: pathToFileURL(file).href,
@@ -262,9 +262,10 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
           })),
         ],
       };
-      if (turn.model) body.model = { providerID: turn.model.slice(0, slash), modelID: turn.model.slice(slash + 1) };
-      if (turn.agent) body.agent = turn.agent.name;
-      if (turn.variant) body.variant = turn.variant;
+      if (plan.turn.model)
+        body.model = { providerID: plan.turn.model.slice(0, slash), modelID: plan.turn.model.slice(slash + 1) };
+      if (plan.turn.agent) body.agent = plan.turn.agent.name;
+      if (plan.turn.variant) body.variant = plan.turn.variant;
       const id = sessionId;
       const refusals = managed?.sandbox ? refusalsSince(refusedFile(spec.env, managed.id)) : null;
       const source = serverSource({
@@ -272,11 +273,11 @@ export async function makeServerBackend(spec: ServerBackendSpec): Promise<Backen
         directory,
         sessionId: id,
         body,
-        auto: turn.auto,
-        deltas: turn.textDeltas,
-        killAfterMs: turn.killAfterMs,
+        auto: plan.turn.auto,
+        deltas: plan.turn.textDeltas,
+        killAfterMs: plan.turn.killAfterMs,
         recordTo,
-        redact: turn.redactor.text,
+        redact: plan.turn.redactor.text,
       });
       return {
         ...(refusals ? { refused: refusals } : {}),
@@ -326,19 +327,19 @@ function safeJson(text: string): unknown {
 /** The session the turn runs in: resumed (--session, --continue), forked from it, or new. */
 async function resolveSession(
   client: ServerClient,
-  turn: ResolvedTurn,
+  plan: ResolvedTurn,
   directory: string,
   rules: PermissionRule[],
   title: string,
 ): Promise<string | null> {
   let resumed: string | null = null;
-  if (turn.session.id) resumed = (await client.getSession(directory, turn.session.id)).id;
-  else if (turn.session.continue) resumed = (await client.listSessions(directory))[0]?.id ?? null;
+  if (plan.session.id) resumed = (await client.getSession(directory, plan.session.id)).id;
+  else if (plan.session.continue) resumed = (await client.listSessions(directory))[0]?.id ?? null;
   if (resumed === null) {
-    if (turn.session.id || turn.session.continue) return null;
+    if (plan.session.id || plan.session.continue) return null;
     return (await client.createSession(directory, { title, permission: rules })).id;
   }
-  const id = turn.session.fork ? (await client.forkSession(directory, resumed)).id : resumed;
+  const id = plan.session.fork ? (await client.forkSession(directory, resumed)).id : resumed;
   await client.updateSession(directory, id, { permission: rules });
   return id;
 }

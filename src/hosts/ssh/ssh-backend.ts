@@ -127,10 +127,10 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     remote: { host: ssh.destination, dir: ssh.dir },
     problem,
     close,
-    check(turn) {
+    check(plan) {
       const missing = [
-        ...unsupportedFlags(runFields(turn), features),
-        ...(features.standalone && turn.session.ephemeral
+        ...unsupportedFlags(runFields(plan), features),
+        ...(features.standalone && plan.session.ephemeral
           ? ["--ephemeral (its session delete would reach the shared service)"]
           : []),
       ];
@@ -157,29 +157,29 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
     async wrapCommand(command) {
       return remoteCheck(launchSpec(DEFAULTS.killAfterMs), command);
     },
-    async open(turn, input) {
-      const { opencodeConfig } = turn.placement;
+    async open(plan, input) {
+      const { opencodeConfig } = plan.placement;
       if ("problem" in opencodeConfig) return { problem: opencodeConfig.problem };
       if (problem) return { problem };
       // The remote script changes to --dir first: opencode's workspace is then where it runs.
       const workspace = ".";
       const built = buildInvocation({
-        ...runFields(turn),
+        ...runFields(plan),
         binary,
         workspace,
         prompt: input.prompt,
         title: input.title,
         permission: input.policy,
         configContent: opencodeConfig.content,
-        baseEnv: turn.placement.env,
+        baseEnv: plan.placement.env,
         features,
       });
       const invocation: Invocation = {
         ...remoteLaunch(
-          launchSpec(turn.killAfterMs),
+          launchSpec(plan.turn.killAfterMs),
           { file: built.file, args: built.args, env: built.env },
           built.input,
-          turn.placement.env,
+          plan.placement.env,
         ),
         cwd: process.cwd(),
       };
@@ -187,8 +187,8 @@ export async function makeSshBackend(spec: SshBackendSpec): Promise<Backend> {
         source: sshSource(invocation, {
           destination: ssh.destination,
           binary,
-          killAfterMs: turn.killAfterMs,
-          split: splitterOptions(turn.maxLineBytes, turn.maxOutputBytes),
+          killAfterMs: plan.turn.killAfterMs,
+          split: splitterOptions(plan.turn.maxLineBytes, plan.turn.maxOutputBytes),
         }),
         ops: {
           export: features.standalone

@@ -82,8 +82,8 @@ async function findOrStart(
 function cold(backend: Backend, why: string): Backend {
   return {
     ...backend,
-    check(turn) {
-      const checked = backend.check(turn);
+    check(plan) {
+      const checked = backend.check(plan);
       return { ...checked, warnings: [{ code: "warm_cold", message: `ran cold: ${why}` }, ...checked.warnings] };
     },
   };
@@ -129,5 +129,5 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
   if ("problem" in found) return cold(await makeCold(), `the warm server did not start: ${found.problem}`);
   const server = await makeServerBackend({ attach: found.url, label: spec.names.attach, env: spec.env });
   // The server was started with this turn's configuration: --config and --mcp are already in it.
-  return { ...server, check: (turn) => server.check({ ...turn, placement: { ...turn.placement, config: [] } }) };
+  return { ...server, check: (plan) => server.check({ ...plan, placement: { ...plan.placement, config: [] } }) };
 }
