@@ -2,6 +2,10 @@
 // table reads, taking a value exactly when its parser takes one; the names messages give options
 // come from it; and a turn's, a batch's and a server's flags are converted by it alike.
 import { describe, expect, it } from "vitest";
+import { planTasks } from "../../src/app/batch/plan.js";
+import { TASK_FIELDS } from "../../src/app/batch/task-fields.js";
+import { parseTasks } from "../../src/app/batch/tasks.js";
+
 import {
   ALL_OPTION_FLAGS,
   FLAG_LABELS,
@@ -10,7 +14,7 @@ import {
   type TableFlags,
   tableOptions,
 } from "../../src/cli/flag-table.js";
-import { optionsFromFlags } from "../../src/cli/flags.js";
+import { optionsFromFlags, TASK_FLAG_LABELS } from "../../src/cli/flags.js";
 import { buildProgram } from "../../src/cli/program.js";
 
 const quiet = { writeOut: () => {}, writeErr: () => {} };
@@ -82,5 +86,38 @@ describe("the option flags' table", () => {
       killAfterMs: 2000,
     });
     expect(Object.values(options).filter((v) => v !== undefined)).toHaveLength(6);
+  });
+
+  it("a task line's fields set the options the turn's flags set, and name them as the line does", () => {
+    const turnOptions = new Set<string>([
+      ...Object.values(OPTION_FLAGS).map((e) => e.option),
+      ...Object.keys(FLAG_LABELS),
+    ]);
+    for (const [field, { option }] of Object.entries(TASK_FIELDS)) expect(turnOptions, field).toContain(option);
+    const { tasks } = parseTasks(
+      [
+        { id: "a", prompt: "x", model: "gpt4" },
+        { id: "b", prompt: "x", max_cost_usd: 1, timeout: "90s", allow: ["read"] },
+        { id: "c", prompt: "x" },
+      ]
+        .map((t) => JSON.stringify(t))
+        .join("\n"),
+    );
+    const planned = planTasks(tasks, { dir: process.cwd(), model: "batch/default", retry: 2 }, TASK_FLAG_LABELS);
+    expect(planned.problems).toEqual([
+      {
+        line: 1,
+        message: 'model takes provider/model (e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1), not "gpt4"',
+      },
+    ]);
+    const [b, c] = planned.run.map((r) => r.options);
+    expect(b!.turn).toMatchObject({
+      model: "batch/default",
+      allow: ["read"],
+      timeout: { ms: 90_000, option: "timeout" },
+      budgets: { limits: { cost_usd: 1 }, names: { cost_usd: "max_cost_usd" } },
+      retry: 2,
+    });
+    expect(c!.turn.budgets.names.cost_usd).toBe(TASK_FLAG_LABELS.maxCostUsd);
   });
 });

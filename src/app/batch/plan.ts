@@ -16,38 +16,11 @@ import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 import type { SshSpec } from "../../plan/ssh-spec.js";
 import { notADirectory, notAFile } from "../../sys/fs-checks.js";
 import type { PlannedTask } from "./run-batch.js";
+import { localPaths, taskLabels, taskOptions } from "./task-fields.js";
 import type { Task } from "./tasks.js";
 
 /** What every task gets unless its line says otherwise, as the library's options. */
 export type TaskDefaults = Omit<RunTurnOptions, "prompt"> & { dir: string };
-
-/** The task fields that set an option, and the option each sets. */
-const FIELD_OF = {
-  dir: "dir",
-  files: "files",
-  allow: "allow",
-  deny: "deny",
-  maxSteps: "max_steps",
-  maxTokens: "max_tokens",
-  maxCostUsd: "max_cost_usd",
-  timeoutMs: "timeout",
-  sandbox: "sandbox",
-  writable: "writable",
-  readable: "readable",
-  allowHosts: "allow_hosts",
-  verify: "verify",
-  retry: "retry",
-  fallbackModel: "fallback_model",
-  ssh: "ssh",
-} as const satisfies Partial<Record<keyof OptionLabels, keyof Task>>;
-
-/** The labels for one task: its own fields where its line sets them, else the batch's. */
-function labelsFor(task: Task, batch: OptionLabels): OptionLabels {
-  const labels = { ...batch };
-  for (const [option, field] of Object.entries(FIELD_OF) as [keyof typeof FIELD_OF, keyof Task][])
-    if (task[field] !== undefined) labels[option] = field;
-  return labels;
-}
 
 /**
  * A task's workspace: its own `dir`, taken from the batch's --dir when relative (a tasks file of
@@ -88,39 +61,24 @@ export function planTasks(
         ? workspaceOf(task, defaults.dir)
         : remoteWorkspaceOf(task, task.ssh === undefined || task.ssh === host.ssh ? host.dir : undefined);
     try {
-      const files = task.files?.map((f) => (ssh === undefined ? resolve(dir!, f) : remoteFile(f, dir, ssh)));
+      // A task's files are relative to its workspace, here or on its host.
+      const paths = {
+        file: (f: string) => (ssh === undefined ? resolve(dir!, f) : remoteFile(f, dir, ssh)),
+        local: localPaths(dir),
+      };
       const options = resolveTurnOptions(
         {
           ...defaults,
+          ...taskOptions(task, paths),
           prompt: task.prompt,
           dir,
           ...(ssh === undefined ? {} : { ssh, sshOptions: host.sshOptions }),
-          model: task.model ?? defaults.model,
-          agent: task.agent ?? defaults.agent,
-          variant: task.variant ?? defaults.variant,
-          allow: task.allow ?? defaults.allow,
-          deny: task.deny ?? defaults.deny,
-          auto: task.auto ?? defaults.auto,
-          // A task's files are relative to its workspace, like everything else the task names.
-          files,
-          maxSteps: task.max_steps ?? defaults.maxSteps,
-          maxTokens: task.max_tokens ?? defaults.maxTokens,
-          maxCostUsd: task.max_cost_usd ?? defaults.maxCostUsd,
-          timeoutMs: task.timeoutMs ?? defaults.timeoutMs,
-          sandbox: task.sandbox ?? defaults.sandbox,
-          // Like files, a task's writable paths are relative to its workspace.
-          writable: task.writable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.writable,
-          readable: task.readable?.map((p) => resolve(dir ?? ".", p)) ?? defaults.readable,
-          allowHosts: task.allow_hosts ?? defaults.allowHosts,
-          verify: task.verify ?? defaults.verify,
-          retry: task.retry ?? defaults.retry,
-          fallbackModel: task.fallback_model ?? defaults.fallbackModel,
           // The batch's waits between attempts are for the tasks that make more than one.
           ...(retries(task, defaults) ? {} : { retryDelayMs: undefined, retryMaxDelayMs: undefined }),
           // A task that turns the batch's checks off ([]) takes none of their limits either.
           ...(task.verify?.length === 0 ? { verifyTimeoutMs: undefined, verifyAttempts: undefined } : {}),
         },
-        { labels: labelsFor(task, labels) },
+        { labels: taskLabels(task, labels) },
       );
       // A workspace that is not there fails every turn in it: found now, before anything is paid for
       // (one on another host is checked there, when its server starts).
