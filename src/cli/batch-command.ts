@@ -1,7 +1,7 @@
-// `oc-exec batch TASKS.jsonl` and `oc-exec merge SHARD.jsonl...`: flags in, the batch's plan made
-// (app/batch/plan.ts, app/batch/resume.ts), its backends made (a warm server it starts and stops for each
-// distinct sandbox policy of its tasks, or --attach), the run delivered (app/batch/run-batch.ts), progress and the step summary on the side
-// (progress/). stdout: one JSONL stream ending with one batch.result.
+// `oc-exec batch TASKS.jsonl`: flags in, the files read (the tasks, --resume's stream), the batch
+// prepared and its backends made by the app (app/batch/prepare.ts: the plan, what --resume skips,
+// its servers), the run delivered (app/batch/run-batch.ts), progress and the step summary on the
+// side (progress/). stdout: one JSONL stream ending with one batch.result.
 //
 // Exit status: 0 every task succeeded; 1 the batch ran and some task did not succeed (each task's
 // class is in the summary); 6 the batch budget stopped it; 130/143 a signal stopped it; 5 the
@@ -10,22 +10,19 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
-import { type MergeInput, mergeStreams } from "../app/batch/merge.js";
-import { planBatch, serverGroups } from "../app/batch/plan.js";
-import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "../app/batch/resume.js";
+import { batchBackends, prepareBatch } from "../app/batch/prepare.js";
 import { runBatch } from "../app/batch/run-batch.js";
-import { writeBatchNotRun, writeBatchResult } from "../app/batch/summary.js";
-import { parseShard, parseTasks, shardOf } from "../app/batch/tasks.js";
+import { writeBatchNotRun } from "../app/batch/summary.js";
+import { parseShard } from "../app/batch/tasks.js";
 import { rehearsalRefused } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
-import type { BatchResult, OcEvent } from "../contract/schema.js";
+import type { BatchResult } from "../contract/schema.js";
 import { bugMessage, ConfigError, errorText } from "../domain/outcome/errors.js";
 import { capProblems, printable } from "../domain/output/printable.js";
 import { createStdoutWriter } from "../domain/output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../domain/progress/batch-progress.js";
 import { writeBatchStepSummary } from "../domain/progress/step-summary.js";
 import { openRunReport, type RunReport, writeRunReport } from "../domain/reports/run-report.js";
-import { makeBatchServers } from "../hosts/batch-servers.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import { deliver } from "./deliver.js";
 import { parseAmount, parseBudgetCount, parseCount } from "./duration.js";
@@ -56,7 +53,7 @@ export type BatchFlags = TableFlags<
  */
 const defaultConcurrency = () => Math.min(8, Math.max(2, cpus().length * 2));
 
-const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+export const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
 /** Writes the batch.result of a batch that could not run, and its step summary; returns 5. */
 export async function batchNotRun(
@@ -82,14 +79,14 @@ export async function batchNotRun(
   return refused ?? summary.exit_code;
 }
 
-const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
+export const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
   io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
 
 /**
  * Writes the reports (--junit, a trace) once the stream's last line is out; a failure is said on
  * stderr. Returns the exit status that replaces the run's own when a report was refused as unsafe.
  */
-function writeReport(report: RunReport | null, io: Pick<CliIo, "stderr">): Promise<number | null> {
+export function writeReport(report: RunReport | null, io: Pick<CliIo, "stderr">): Promise<number | null> {
   return writeRunReport(report, io.stderr);
 }
 
@@ -135,11 +132,7 @@ async function runBatchCommand(
     say(summary);
     return batchNotRun(problems, shard, io, report);
   };
-  // Lines that do not parse are reported with the problems of those that do (a max_steps of 0, a
-  // missing dir or file), all at once: one fix, one run, not one problem per attempt.
-  const parsed = parseTasks(text);
-  const tasks = shard ? parsed.tasks.filter((t) => shardOf(t.id, shard.count) === shard.index) : parsed.tasks;
-  let resumeText = "";
+  let resume: { file: string; text: string } | null = null;
   if (flags.resume) {
     // `--resume batch.jsonl > batch.jsonl`: the shell emptied the file before oc-exec started, and
     // an empty stream says nothing succeeded: every task would run, and be paid for, again.
@@ -148,25 +141,21 @@ async function runBatchCommand(
         `--resume ${flags.resume} is also this batch's stdout: the shell empties it for > before oc-exec can read what succeeded (and >> would mix the two streams); write the new stream to another file, e.g. > batch-2.jsonl; nothing was run`,
       );
     try {
-      resumeText = readFileSync(flags.resume, "utf8");
+      resume = { file: flags.resume, text: readFileSync(flags.resume, "utf8") };
     } catch (error) {
       throw new ConfigError(`--resume ${flags.resume}: ${errnoOf(error)}`);
     }
   }
-  const resumeWrong = flags.resume ? resumeProblem(resumeText, flags.resume, parsed.tasks) : null;
-  if (resumeWrong) throw new ConfigError(resumeWrong);
-  const { skipped, changed } = tasksToSkip(succeededIn(resumeText), tasks);
-  if (!flags.quiet)
-    for (const id of changed) say(`task ${id} changed since the --resume stream (its line differs): it runs again`);
   const concurrency =
     flags.concurrency === undefined ? defaultConcurrency() : parseCount(flags.concurrency, "--concurrency", { min: 1 });
   const budgetCount = (v: string | undefined, flag: string) =>
     v === undefined ? undefined : parseBudgetCount(v, flag);
   const amount = (v: string | undefined, flag: string) => (v === undefined ? undefined : parseAmount(v, flag));
-  const { limits, checked, planned } = planBatch(
-    tasks,
-    skipped,
-    {
+  const batch = prepareBatch({
+    tasks: { file, text },
+    shard,
+    resume,
+    defaults: {
       env: io.env,
       ...tableOptions(flags, ["attach", "model", "agent", "allow", "deny"]),
       dir: resolve(flags.dir ?? "."),
@@ -176,32 +165,25 @@ async function runBatchCommand(
       sandbox: flags.sandbox as RunTurnOptions["sandbox"],
       ...workOptions(flags),
     },
-    { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
-    {
+    host: { ssh: flags.ssh, sshOptions: flags.sshOption, dir: flags.dir },
+    budgets: {
       maxCostUsd: amount(flags.maxCostUsd, "--max-cost-usd"),
       maxTokens: budgetCount(flags.maxTokens, "--max-tokens"),
     },
-    {
+    names: {
       batch: { steps: "--max-steps", tokens: "--max-tokens", cost_usd: "--max-cost-usd", timeout: "--timeout" },
       tasks: TASK_FLAG_LABELS,
     },
-  );
-  const problems = [...parsed.problems, ...planned.problems].sort((a, b) => a.line - b.line);
-  if (problems.length > 0)
-    return notRun(
-      problems.map((p) => `${file}:${p.line}: ${p.message}`),
-      `${problems.length} problem(s) in the tasks file; nothing was run`,
-    );
+  });
+  if (!flags.quiet)
+    for (const id of batch.changed)
+      say(`task ${id} changed since the --resume stream (its line differs): it runs again`);
+  if (batch.problems.length > 0)
+    return notRun(batch.problems, `${batch.problems.length} problem(s) in the tasks file; nothing was run`);
 
-  // The backends, made once: the caller's server (--attach) or the batch's own (hosts/server/batch-servers.ts).
-  const groups =
-    planned.run.length === 0
-      ? []
-      : flags.attach
-        ? [{ sandbox: checked.placement.sandbox, ssh: null, models: [], tasks: planned.run }]
-        : serverGroups(planned.run);
-  const servers = await makeBatchServers(
-    { attach: flags.attach ?? null, opencode: flags.opencode ?? null, checked, groups },
+  const servers = await batchBackends(
+    batch,
+    { attach: flags.attach ?? null, opencode: flags.opencode ?? null },
     io.env,
   );
   if ("problem" in servers) {
@@ -217,6 +199,7 @@ async function runBatchCommand(
     return batchNotRun([problem], shard, io, report);
   }
   const { backendOf } = servers;
+  const { tasks, skipped } = batch;
 
   const progress = createBatchProgress(io.stderr, io.env, flags.quiet ?? false, tasks.length, skipped.size);
   let summary: BatchResult;
@@ -226,12 +209,12 @@ async function runBatchCommand(
         summary = await runBatch(
           {
             tasks,
-            run: planned.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
+            run: batch.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
             skipped,
-            carried: carriedEvents(resumeText, new Set(skipped.keys())),
+            carried: batch.carried,
             backend: servers.first!,
             concurrency,
-            limits,
+            limits: batch.limits,
             shard,
           },
           {
@@ -263,43 +246,6 @@ async function runBatchCommand(
     progress.stop();
     await servers.stop();
   }
-}
-
-/** `oc-exec merge SHARD.jsonl...`: the shards' streams as one, with one summary (app/batch/merge.ts). */
-export async function mergeCommand(
-  files: string[],
-  flags: { tasks?: string; junit?: string },
-  io: CliIo,
-): Promise<number> {
-  // A merge exports no trace: each shard's batch exported its own.
-  const report = openRunReport(
-    { junit: flags.junit ?? null, suiteName: "oc-exec merge", traces: false },
-    io.env,
-    io.stderr,
-  );
-  const read = (file: string): MergeInput => {
-    try {
-      return { file, text: readFileSync(file, "utf8") };
-    } catch (error) {
-      return { file, error: errnoOf(error) };
-    }
-  };
-  const merged = mergeStreams(files.map(read), flags.tasks ? read(flags.tasks) : null);
-  const writer = createStdoutWriter(io.stdout);
-  const write = (event: OcEvent) => {
-    report?.observe(event);
-    writer.write(event);
-  };
-  for (const event of merged.events) write(event);
-  const problems = capProblems(merged.end.problems);
-  const summary = writeBatchResult({ ...merged.end, problems }, write);
-  await writer.drained();
-  const refused = await writeReport(report, io);
-  const say = sayer(io, "merge");
-  for (const p of problems) say(p);
-  say(batchEndLine(summary));
-  writeBatchStepSummary(io.env, say, summary, io.stderr);
-  return refused ?? summary.exit_code;
 }
 
 /** Where a path leads, or the path itself when it does not exist. */

@@ -61,7 +61,7 @@ export async function main(io: CliIo = defaultIo()): Promise<number> {
     batch: (file, flags) =>
       offline("batch", async () => (await import("./batch-command.js")).batchCommand(file, flags, io)),
     merge: (files, flags) =>
-      offline("merge", async () => (await import("./batch-command.js")).mergeCommand(files, flags, io)),
+      offline("merge", async () => (await import("./merge-command.js")).mergeCommand(files, flags, io)),
     async server(command, args, flags) {
       const { serverCommand } = await import("./server-command.js");
       status = await serverCommand(command, args, flags, io);
