@@ -33,7 +33,7 @@ import { type LimitFlags, limitOptions } from "./limit-flags.js";
 import { stdoutFile } from "./stdout-file.js";
 
 export type BatchFlags = TableFlags<
-  "attach" | "ssh" | "sshOption" | "dir" | "model" | "agent" | "allow" | "deny" | "opencode"
+  "attach" | "acp" | "ssh" | "sshOption" | "dir" | "model" | "agent" | "allow" | "deny" | "opencode"
 > & {
   junit?: string;
   concurrency?: string;
@@ -157,7 +157,7 @@ async function runBatchCommand(
     resume,
     defaults: {
       env: io.env,
-      ...tableOptions(flags, ["attach", "model", "agent", "allow", "deny"]),
+      ...tableOptions(flags, ["attach", "acp", "model", "agent", "allow", "deny"]),
       dir: resolve(flags.dir ?? "."),
       auto: flags.auto,
       ...limitOptions(flags, "task-"),
@@ -212,7 +212,7 @@ async function runBatchCommand(
             run: batch.run.map((task) => ({ ...task, backend: backendOf.get(task) })),
             skipped,
             carried: batch.carried,
-            backend: servers.first!,
+            backend: servers.first,
             concurrency,
             limits: batch.limits,
             shard,

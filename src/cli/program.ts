@@ -258,6 +258,7 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .argument("<tasks>", "the tasks file")
     .option("--concurrency <n>", "tasks at once (default: twice the CPU cores, 2 to 8)")
     .option("--attach <url>", "run on this server instead of starting one for the batch")
+    .option("--acp <agent>", "run tasks that name no agent through this ACP agent, one started per task (as --acp)")
     .option("--dir <path>", "the workspace of tasks that name none (default: the current directory)")
     .option("-m, --model <provider/model>", "the model of tasks that name none")
     .option("--agent <name>", "the agent of tasks that name none")

@@ -71,7 +71,13 @@ export type Backend = {
   /** A problem that stops every turn on this backend (no binary, no server), after run.started. */
   readonly problem: LaunchProblem | null;
   /** What this backend cannot do for this turn (a problem), and what it warns about. */
-  check(turn: ResolvedTurn): { problem: LaunchProblem | null; warnings: Warning[] };
+  check(plan: ResolvedTurn): { problem: LaunchProblem | null; warnings: Warning[] };
   /** Opens the turn: its upstream source and session operations, or why it cannot start. */
-  open(turn: ResolvedTurn, input: TurnInput): Promise<OpenedTurn | { problem: LaunchProblem }>;
+  open(plan: ResolvedTurn, input: TurnInput): Promise<OpenedTurn | { problem: LaunchProblem }>;
 };
+
+/**
+ * A backend of one turn's own, made when the turn starts and closed when it ends (a batch task's
+ * ACP agent: an agent serves one prompt at a time). `startup`: aborted when the turn stops first.
+ */
+export type BackendMaker = (startup: AbortSignal) => Promise<Backend>;

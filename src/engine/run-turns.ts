@@ -13,7 +13,7 @@ import { type BudgetLimit, budgetCost, budgetTokens, checkBudgets } from "../dom
 import type { StopReason } from "../domain/outcome/classify.js";
 import { ConfigError } from "../domain/outcome/errors.js";
 import type { ResolvedTurn, WholeLimits } from "../plan/resolve-options.js";
-import type { Backend } from "./backend.js";
+import type { Backend, BackendMaker } from "./backend.js";
 import { TurnControl } from "./control.js";
 import { executeTurn } from "./execute.js";
 import { failedStart } from "./failed-start.js";
@@ -29,13 +29,17 @@ export type TurnJob = {
   options(earlier: readonly ResultEvent[]): ResolvedTurn;
   /** Where a turn that never started says it was (run.started's cwd). */
   cwd: string;
-  /** The backend of this turn when it is not the plan's (a batch task with a sandbox of its own). */
-  backend?: Backend;
+  /**
+   * The backend of this turn when it is not the plan's (a batch task with a sandbox of its own), or
+   * the maker of one for this turn alone (a task through an ACP agent).
+   */
+  backend?: Backend | BackendMaker;
 };
 
 export type ManyTurnsPlan<J extends TurnJob> = {
   jobs: Iterable<J> | AsyncIterable<J>;
-  backend: Backend;
+  /** The backend of jobs that bring none; null when every job brings its own. */
+  backend: Backend | null;
   concurrency: number;
   limits: WholeLimits;
   /** Report each job not started when a stop came as not run (a batch); else stop taking jobs. */
@@ -139,14 +143,18 @@ export async function runTurns<J extends TurnJob>(
       checkWhole();
     };
     let result: ResultEvent;
+    const own = typeof job.backend === "function" ? job.backend(turn.startup) : null;
     try {
-      result = await executeTurn(job.options(turns.map((t) => t.result)), job.backend ?? plan.backend, sink, turn);
+      const backend = own ?? job.backend ?? plan.backend;
+      if (backend === null || typeof backend === "function") throw new Error("a job with no backend");
+      result = await executeTurn(job.options(turns.map((t) => t.result)), backend, sink, turn);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       result = failedStart(error, { cwd: job.cwd }, (event) => hooks.sink(job.mark(event)));
     } finally {
       running.delete(turn);
       releaseFlow();
+      if (own) await closeOwn(own);
     }
     finish({ job, result, run: "ran" });
   };
@@ -176,4 +184,10 @@ function iteratorOf<J>(jobs: Iterable<J> | AsyncIterable<J>): AsyncIterator<J> {
   if (Symbol.asyncIterator in jobs) return jobs[Symbol.asyncIterator]();
   const sync = jobs[Symbol.iterator]();
   return { next: async () => sync.next() };
+}
+
+/** Ends a turn's own backend; one whose making failed holds nothing (the turn reported why). */
+async function closeOwn(made: Promise<Backend>): Promise<void> {
+  const backend = await made.catch(() => null);
+  await backend?.close?.();
 }

@@ -140,17 +140,75 @@ describe("--acp: what is checked before a turn", () => {
     });
   });
 
-  it("a batch with OC_EXEC_ACP set: exit 5 and a batch.result saying why, not tasks run on servers without a word", async () => {
+  it("a batch: a task's acp runs it on an agent of its own, beside a task on the batch's server; each names where it ran", async () => {
     const ws = e2e.workspace();
-    writeFileSync(join(ws, "tasks.jsonl"), '{"id":"t1","prompt":"scenario:plain acp-batch"}\n');
-    const run = await e2e.runRaw(["batch", "tasks.jsonl"], { cwd: ws, extraEnv: { OC_EXEC_ACP: "opencode" } });
+    const mark = randomUUID();
+    writeFileSync(
+      join(ws, "tasks.jsonl"),
+      [
+        { id: "through-acp", prompt: "scenario:tool acp-batch-1", acp: "opencode" },
+        { id: "on-server", prompt: "scenario:tool acp-batch-2" },
+        { id: "also-acp", prompt: "scenario:plain acp-batch-3", acp: "opencode" },
+      ]
+        .map((t) => JSON.stringify(t))
+        .join("\n"),
+    );
+    const run = await e2e.runRaw(["batch", "-q", "tasks.jsonl"], { cwd: ws, extraEnv: { OC_EXEC_TEST_MARK: mark } });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const started = new Map(lines.filter((e) => e.type === "run.started").map((e) => [e.task_id, e]));
+    const acp = { name: "opencode", agent_name: "OpenCode", version: "1.18.33", protocol_version: 1 };
+    expect(started.get("through-acp")).toMatchObject({ acp, opencode: { path: expect.stringMatching(/ acp$/) } });
+    expect(started.get("also-acp")).toMatchObject({ acp });
+    expect(started.get("on-server")).not.toHaveProperty("acp");
+    expect(started.get("on-server").opencode).toMatchObject({
+      path: null,
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/),
+    });
+    const tool = lines.find((e) => e.type === "tool" && e.task_id === "through-acp");
+    expect(tool).toMatchObject({ tool: "bash", status: "completed", output: "hi\n" });
+    const last = lines.at(-1);
+    expect(last).toMatchObject({ type: "batch.result", ok: true, exit_code: 0 });
+    expect(last.tasks.map((t: { id: string; class: string }) => [t.id, t.class])).toEqual([
+      ["through-acp", "success"],
+      ["on-server", "success"],
+      ["also-acp", "success"],
+    ]);
+    // Every agent ended with its task, the batch's server with the batch.
+    expect(marked(mark)).toEqual([]);
+  });
+
+  it("a batch with OC_EXEC_ACP set: every task through the agent, no server started", async () => {
+    const ws = e2e.workspace();
+    writeFileSync(join(ws, "tasks.jsonl"), '{"id":"t1","prompt":"scenario:plain acp-batch-env"}\n');
+    const run = await e2e.runRaw(["batch", "-q", "tasks.jsonl"], { cwd: ws, extraEnv: { OC_EXEC_ACP: "opencode" } });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: "run.started", task_id: "t1", acp: { name: "opencode" } });
+    expect(lines.at(-1)).toMatchObject({ type: "batch.result", ok: true, tasks: [{ id: "t1", class: "success" }] });
+    expect(e2e.requestsFor("acp-batch-env")).toHaveLength(1);
+  });
+
+  it("a batch task whose acp cannot go with its ssh host: a problem of the tasks file, exit 5, nothing run", async () => {
+    const ws = e2e.workspace();
+    writeFileSync(
+      join(ws, "tasks.jsonl"),
+      '{"id":"t1","prompt":"scenario:plain acp-batch-refused","acp":"opencode","ssh":"build-host"}\n',
+    );
+    const run = await e2e.runRaw(["batch", "tasks.jsonl"], { cwd: ws });
     expect(run.code).toBe(5);
     const last = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     expect(last).toMatchObject({ type: "batch.result", ok: false, exit_code: 5, tasks: [] });
     expect(last.problems).toEqual([
-      "OC_EXEC_ACP=opencode: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run",
+      "tasks.jsonl:1: acp runs the turn through an agent started here; it cannot go with ssh",
     ]);
-    expect(e2e.requestsFor("acp-batch")).toEqual([]);
+    expect(e2e.requestsFor("acp-batch-refused")).toEqual([]);
   });
 
   it("--acp with --attach, --ssh or a sandbox: exit 5, nothing run", async () => {

@@ -55,9 +55,28 @@ describe("planBatch", () => {
     expect(() =>
       plan({ attach: "http://127.0.0.1:1" }, {}, tasksOf({ id: "far", prompt: "x", ssh: "build-box" })),
     ).toThrow("task far names an ssh host: that cannot be combined with --attach");
-    expect(() => plan({ env: { OC_EXEC_ACP: "gemini" } })).toThrow(
-      "OC_EXEC_ACP=gemini: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet",
+  });
+
+  it("tasks through an ACP agent: OC_EXEC_ACP, --acp or a task's own acp; what cannot go with one is the task's problem", () => {
+    const tasks = tasksOf(
+      { id: "env", prompt: "x" },
+      { id: "own", prompt: "x", acp: "qwen" },
+      { id: "far", prompt: "x", acp: "claude", ssh: "build-box" },
     );
+    const byEnv = planBatch(tasks, new Map(), { env: { OC_EXEC_ACP: "gemini" }, dir }, {}, {}, names).planned;
+    expect(byEnv.run.map((p) => [p.task.id, p.options.placement.acp])).toEqual([
+      ["env", { name: "gemini", argv: ["gemini", "--acp"] }],
+      ["own", { name: "qwen", argv: ["qwen", "--acp"] }],
+    ]);
+    expect(byEnv.problems).toEqual([
+      { line: 3, message: "acp runs the turn through an agent started here; it cannot go with ssh" },
+    ]);
+    const byFlag = planBatch(tasks.slice(0, 2), new Map(), { env: {}, dir, acp: "opencode" }, {}, {}, names);
+    expect(byFlag.planned.run.map((p) => p.options.placement.acp?.name)).toEqual(["opencode", "qwen"]);
+    expect(byFlag.checked.placement.acp?.name).toBe("opencode");
+    expect(
+      planBatch(tasks.slice(0, 1), new Map(), { env: {}, dir }, {}, {}, names).planned.run[0]!.options.placement.acp,
+    ).toBeNull();
   });
 
   it("plans only the tasks --resume does not skip", () => {

@@ -204,13 +204,6 @@ export function planBatch(
     },
     { labels },
   );
-  // A batch runs its tasks on opencode servers: an ACP agent asked for in the environment would be
-  // left out without a word.
-  if (checked.placement.acp)
-    throw new ConfigError(
-      `OC_EXEC_ACP=${checked.placement.acp.name}: a batch runs its tasks on opencode servers and does not run them through an ACP agent yet; unset OC_EXEC_ACP for the batch; nothing was run`,
-      "UsageError",
-    );
   const planned = planTasks(
     tasks.filter((t) => !skipped.has(t.id)),
     defaults,

@@ -1,11 +1,13 @@
 // A batch from its files' text to what runs: the shard's tasks, what --resume skips and carries,
 // the plan (plan.ts), and the backends the tasks run on (hosts/batch-servers.ts). The CLI reads the
 // files and delivers the run; everything between is here, so a batch is planned the same way for
-// every caller. A ConfigError is the batch's own (exit 5); the tasks file's problems come back
+// every caller; a task through an ACP agent gets an agent of its own. A ConfigError is the batch's own (exit 5); the tasks file's problems come back
 // as lines.
 import type { BatchResult, OcEvent, TaskOutcome } from "../../contract/schema.js";
 import { ConfigError } from "../../domain/outcome/errors.js";
+import type { Backend, BackendMaker } from "../../engine/backend.js";
 import { type BatchServers, type BatchServersProblem, makeBatchServers } from "../../hosts/batch-servers.js";
+import { makeBackend } from "../../hosts/make-backend.js";
 import type { ResolvedTurn, WholeLimits } from "../../plan/resolve-options.js";
 import { type BatchBudgets, type BatchHost, planBatch, serverGroups, type TaskDefaults } from "./plan.js";
 import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "./resume.js";
@@ -75,16 +77,29 @@ export function prepareBatch(input: BatchInput): PreparedBatch {
  * The batch's backends, made once: the caller's server (--attach) for every task, or the batch's
  * own, one per distinct sandbox policy and host of its tasks.
  */
-export function batchBackends(
+export async function batchBackends(
   batch: PreparedBatch,
   given: { attach: string | null; opencode: string | null },
   env: NodeJS.ProcessEnv,
-): Promise<BatchServers<PlannedTask> | BatchServersProblem> {
+): Promise<BatchBackends | BatchServersProblem> {
+  const onServers = batch.run.filter((t) => t.options.placement.acp === null);
   const groups =
-    batch.run.length === 0
+    onServers.length === 0
       ? []
       : given.attach
-        ? [{ sandbox: batch.checked.placement.sandbox, ssh: null, models: [], tasks: batch.run }]
-        : serverGroups(batch.run);
-  return makeBatchServers({ ...given, checked: batch.checked, groups }, env);
+        ? [{ sandbox: batch.checked.placement.sandbox, ssh: null, models: [], tasks: onServers }]
+        : serverGroups(onServers);
+  const servers = await makeBatchServers({ ...given, checked: batch.checked, groups }, env);
+  if ("problem" in servers) return servers;
+  const backendOf = new Map<PlannedTask, Backend | BackendMaker>(servers.backendOf);
+  // A task through an ACP agent gets an agent of its own, started as the task starts and ended
+  // with it: an agent serves one prompt at a time, and tasks run side by side.
+  for (const task of batch.run)
+    if (task.options.placement.acp !== null)
+      backendOf.set(task, (startup) => makeBackend(task.options.placement, startup));
+  return { ...servers, backendOf };
 }
+
+export type BatchBackends = Omit<BatchServers<PlannedTask>, "backendOf"> & {
+  backendOf: Map<PlannedTask, Backend | BackendMaker>;
+};

@@ -7,7 +7,7 @@
 import type { BatchResult, OcEvent, ResultEvent, TaskOutcome } from "../../contract/schema.js";
 import { addUsage, emptyUsage } from "../../contract/usage.js";
 import { stopClass } from "../../domain/outcome/many-turns-end.js";
-import type { Backend } from "../../engine/backend.js";
+import type { Backend, BackendMaker } from "../../engine/backend.js";
 import type { TurnControl } from "../../engine/control.js";
 import { runTurns, type TurnJob } from "../../engine/run-turns.js";
 import type { ResolvedTurn, WholeLimits } from "../../plan/resolve-options.js";
@@ -15,7 +15,7 @@ import { writeBatchResult } from "./summary.js";
 import type { Task } from "./tasks.js";
 
 /** A task to run, with its options resolved before anything ran (and its backend, when not the batch's). */
-export type PlannedTask = { task: Task; options: ResolvedTurn; backend?: Backend };
+export type PlannedTask = { task: Task; options: ResolvedTurn; backend?: Backend | BackendMaker };
 
 export type BatchPlan = {
   /** Every task of the file (or shard), in order: what the summary lists. */
@@ -26,7 +26,8 @@ export type BatchPlan = {
   skipped: Map<string, TaskOutcome>;
   /** Their events from that stream, written first, their usage and cost counted in the totals. */
   carried?: OcEvent[];
-  backend: Backend;
+  /** The backend of tasks that bring none; null when every task brings its own. */
+  backend: Backend | null;
   concurrency: number;
   limits: WholeLimits;
   shard: BatchResult["shard"];

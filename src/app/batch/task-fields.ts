@@ -24,6 +24,7 @@ type Field<F extends keyof Task> = {
 export const TASK_FIELDS = {
   dir: { option: "dir" },
   ssh: { option: "ssh" },
+  acp: { option: "acp" },
   model: { option: "model" },
   agent: { option: "agent" },
   variant: { option: "variant" },

@@ -22,6 +22,13 @@ const TaskSchema = z
       .describe(
         "Run the task on another host ([user@]host[:port] or an ssh config alias): one server there per host and dir.",
       ),
+    acp: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Run the task through an ACP agent (--acp): a built-in name (opencode, gemini, qwen, claude, codex, copilot) or its command line; an agent of its own, started for the task.",
+      ),
     model: z.string().optional(),
     agent: z.string().optional(),
     variant: z.string().optional(),
