@@ -226,7 +226,11 @@ export function resolveTurnOptions(
       maxOutputBytes: check("maxOutputBytes").positive(options.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
       maxLineBytes: internals.maxLineBytes ?? DEFAULTS.maxLineBytes,
       includeRaw: options.includeRaw ?? false,
-      rules: { failOn: failOnFrom(options.failOn ?? [], labels), advice: { allow: labels.allow, auto: labels.auto } },
+      rules: {
+        failOn: failOnFrom(options.failOn ?? [], labels),
+        advice: { allow: labels.allow, auto: labels.auto },
+        agent: placement.acp?.name ?? "opencode",
+      },
       verify: resolveVerify(options, labels, check),
       ...resolveRetry(options, labels, check),
       // opencode's JSON never names the model. Its log does (1.18); `opencode export` does too, at the

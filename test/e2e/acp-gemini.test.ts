@@ -62,6 +62,10 @@ describe.skipIf(process.platform !== "linux")("--acp gemini: gemini-cli under oc
     const result = await run(["scenario:write gemini-refused"], {}, ws);
     expect(result.code).toBe(2);
     expect(result.result.class).toBe("approval_denied");
+    // Named as the agent that asked, not as opencode.
+    expect(result.result.error?.message).toMatch(
+      /^gemini needed permission edit \(.*notes\.txt\), and nobody can approve it in a headless run\. Allow it with --allow edit/,
+    );
     expect(eventsOf(result, "permission.denied")).toMatchObject([
       { permission: "edit", patterns: [join(ws, "notes.txt")] },
     ]);

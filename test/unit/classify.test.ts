@@ -203,6 +203,12 @@ describe("classifyOutcome", () => {
     });
     const classify = (e: Partial<TurnEnd>) =>
       classifyOutcome(facts, end(e), { ...API_RULES, advice: { allow: FLAG_LABELS.allow, auto: FLAG_LABELS.auto } });
+    // Through an ACP agent, the messages name that agent.
+    const byAgent = (e: Partial<TurnEnd>) =>
+      classifyOutcome(facts, end(e), { ...API_RULES, agent: "qwen" }).error?.message;
+    expect(byAgent({ stop: { kind: "timeout", timeout: "idle", ms: 5000, option: "--idle-timeout" } })).toBe(
+      "the idle timeout (--idle-timeout 5s) fired: no output from qwen for 5s; oc-exec stopped the turn",
+    );
     expect(classify({ stop: { kind: "interrupted", signal: "SIGINT" } }).class).toBe("interrupted");
     expect(classify({ stop: { kind: "terminated", signal: "SIGTERM" } }).class).toBe("terminated");
     expect(classify({ stop: { kind: "timeout", timeout: "turn", ms: 90_000, option: "--timeout" } })).toEqual({

@@ -67,11 +67,14 @@ export type CheckFailure = { command: string; exitCode: number | null; output: s
 export type OutcomeRules = {
   failOn: { conditions: readonly FailOn[]; option: string };
   advice: Pick<OptionLabels, "allow" | "auto">;
+  /** What the messages call the agent that ran the turn: opencode, or the ACP agent (gemini). */
+  agent: string;
 };
 
 export const API_RULES: OutcomeRules = {
   failOn: { conditions: [], option: "failOn" },
   advice: { allow: "allow", auto: "auto" },
+  agent: "opencode",
 };
 
 export type Outcome = { class: OutcomeClass; error: ErrorDetail | null };
@@ -87,10 +90,10 @@ const detail = (name: string, message: string, extra: Partial<ErrorDetail> = {})
 const fromUpstream = (e: UpstreamError): ErrorDetail =>
   detail(e.name, e.message, { status_code: e.statusCode, retryable: e.retryable });
 
-function describeExit(p: ProcessEnd | null): string {
-  if (!p) return "opencode did not run";
-  if (p.signal) return `opencode was killed by ${p.signal}`;
-  return `opencode exited with status ${p.exitCode}`;
+function describeExit(p: ProcessEnd | null, agent: string): string {
+  if (!p) return `${agent} did not run`;
+  if (p.signal) return `${agent} was killed by ${p.signal}`;
+  return `${agent} exited with status ${p.exitCode}`;
 }
 
 /** What opencode printed, in terms that agree with result.stream's counts. */
@@ -115,15 +118,15 @@ function stderrSuffix(facts: TurnFacts): string {
 }
 
 /** What fired, as the user set it ("--idle-timeout 5s"), and what it means. */
-const TIMEOUT_WHAT: Record<TimeoutKind, (label: string, duration: string) => string> = {
+const TIMEOUT_WHAT: Record<TimeoutKind, (label: string, duration: string, agent: string) => string> = {
   turn: (label, d) => `the turn timeout (${label} ${d}) fired`,
-  startup: (label, d) => `the start-up timeout (${label} ${d}) fired: no JSON event from opencode within ${d}`,
-  idle: (label, d) => `the idle timeout (${label} ${d}) fired: no output from opencode for ${d}`,
+  startup: (label, d, agent) => `the start-up timeout (${label} ${d}) fired: no JSON event from ${agent} within ${d}`,
+  idle: (label, d, agent) => `the idle timeout (${label} ${d}) fired: no output from ${agent} for ${d}`,
 };
 
 /** What a crossed budget used; a step that was started but cut short is not called "used". */
-const BUDGET_USED: Record<BudgetLimit, (used: number) => string> = {
-  steps: (used) => `opencode started step ${used}`,
+const BUDGET_USED: Record<BudgetLimit, (used: number, agent: string) => string> = {
+  steps: (used, agent) => `${agent} started step ${used}`,
   tokens: (used) => `the turn used ${used}`,
   cost_usd: (used) => `the turn used ${used}`,
 };
@@ -167,27 +170,27 @@ const CHECKS: Record<OutcomeClass, Check> = {
       ? detail("Terminated", `oc-exec received ${end.stop.signal} and stopped the turn`)
       : undefined,
   ),
-  timeout: stopCheck("timeout", (_f, end) =>
+  timeout: stopCheck("timeout", (_f, end, { agent }) =>
     end.stop?.kind === "timeout"
       ? detail(
           "TimeoutError",
           end.stop.whole
             ? `the ${end.stop.whole.scope}'s timeout (${end.stop.whole.option}) of ${formatDuration(end.stop.ms, "exact")} fired; oc-exec stopped the turn`
-            : `${TIMEOUT_WHAT[end.stop.timeout](end.stop.option ?? TIMEOUT_OPTION[end.stop.timeout], formatDuration(end.stop.ms, "exact"))}; oc-exec stopped the turn`,
+            : `${TIMEOUT_WHAT[end.stop.timeout](end.stop.option ?? TIMEOUT_OPTION[end.stop.timeout], formatDuration(end.stop.ms, "exact"), agent)}; oc-exec stopped the turn`,
           {
             timeout: { kind: end.stop.timeout, ms: end.stop.ms },
           },
         )
       : undefined,
   ),
-  budget_exceeded: stopCheck("budget", (_f, end) => {
+  budget_exceeded: stopCheck("budget", (_f, end, { agent }) => {
     if (end.stop?.kind !== "budget") return undefined;
     const { limit, max, used, whole, option } = end.stop;
     return detail(
       "BudgetExceeded",
       whole
         ? `the ${whole.scope}'s ${whole.option} ${max} was crossed: the ${whole.scope} used ${used}; oc-exec stopped this turn`
-        : `${option ?? BUDGET_OPTION[limit]} ${max} was crossed: ${BUDGET_USED[limit](used)}; oc-exec stopped it`,
+        : `${option ?? BUDGET_OPTION[limit]} ${max} was crossed: ${BUDGET_USED[limit](used, agent)}; oc-exec stopped it`,
       {
         budget: { limit, max, used },
       },
@@ -240,7 +243,7 @@ const CHECKS: Record<OutcomeClass, Check> = {
     const e = facts.errors.find((x) => x.class === "context_overflow");
     return e ? fromUpstream(e) : undefined;
   },
-  approval_denied: (facts, _end, { advice }) => {
+  approval_denied: (facts, _end, { advice, agent }) => {
     const d = facts.permissionDenials[0];
     if (!d) {
       // 2.x can report a blocked permission as a session error of its own.
@@ -265,10 +268,10 @@ const CHECKS: Record<OutcomeClass, Check> = {
     }
     return detail(
       "PermissionDenied",
-      `opencode needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${advice.allow}${what ? ` ${what}${d.pattern ? ` (or ${advice.allow} '${what}:${d.pattern}')` : ""}` : ""} together with every other key the task needs (${advice.allow} denies each key it does not name), or approve whatever is asked with ${advice.auto}.`,
+      `${agent} needed ${subject}${pattern}${more}, and nobody can approve it in a headless run. Allow it with ${advice.allow}${what ? ` ${what}${d.pattern ? ` (or ${advice.allow} '${what}:${d.pattern}')` : ""}` : ""} together with every other key the task needs (${advice.allow} denies each key it does not name), or approve whatever is asked with ${advice.auto}.`,
     );
   },
-  agent_error: (facts, end) => {
+  agent_error: (facts, end, { agent }) => {
     // The server went away: whatever opencode said before, the turn did not end on its own.
     if (end.lost) return detail(end.lost.name, end.lost.message);
     const e = facts.errors[0];
@@ -297,17 +300,17 @@ const CHECKS: Record<OutcomeClass, Check> = {
     // Before opencode's fix for #50062, a turn that recovered from an error still exited 1.
     const explained = facts.recoveredErrors.length > 0 && facts.cutOff === null && p?.exitCode === 1;
     if (p && (p.signal !== null || p.exitCode !== 0) && !explained) {
-      return detail("OpencodeFailed", `${describeExit(p)}${whatItPrinted(facts, "with")}${stderrSuffix(facts)}`);
+      return detail("OpencodeFailed", `${describeExit(p, agent)}${whatItPrinted(facts, "with")}${stderrSuffix(facts)}`);
     }
     if (facts.events === 0) {
-      return detail("NoOutput", `${describeExit(p)} but${whatItPrinted(facts, "but")}${stderrSuffix(facts)}`);
+      return detail("NoOutput", `${describeExit(p, agent)} but${whatItPrinted(facts, "but")}${stderrSuffix(facts)}`);
     }
     if (facts.cutOff) {
       const { step, afterTools } = facts.cutOff;
       const where = afterTools
         ? `after step ${step} asked for tools, and no step followed to answer`
         : `mid-step: step ${step} started and never finished`;
-      return detail("StreamEnded", `opencode's stream ended ${where} (${describeExit(p)}, with no answer)`);
+      return detail("StreamEnded", `${agent}'s stream ended ${where} (${describeExit(p, agent)}, with no answer)`);
     }
     return undefined;
   },
