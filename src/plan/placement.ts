@@ -82,11 +82,12 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
   const acpName = options.acp !== undefined ? labels.acp : "OC_EXEC_ACP";
   const acp = acpAsked ? resolveAcp(acpAsked, acpName) : null;
   if (acp) {
-    // An ACP agent is started here, for this turn: a server, another host or a warm server is another way.
-    const other = attach !== null ? labels.attach : options.ssh ? labels.ssh : options.warm ? labels.warm : null;
+    // An ACP agent is started for this turn (here, or on the --ssh host): a server, or a warm
+    // server, is another way.
+    const other = attach !== null ? labels.attach : options.warm ? labels.warm : null;
     if (other)
       throw new ConfigError(
-        `${acpName} runs the turn through an agent started here; it cannot go with ${other}`,
+        `${acpName} runs the turn through an agent started for it; it cannot go with ${other}`,
         "UsageError",
       );
   }

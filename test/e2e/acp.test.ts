@@ -195,28 +195,24 @@ describe("--acp: what is checked before a turn", () => {
     expect(e2e.requestsFor("acp-batch-env")).toHaveLength(1);
   });
 
-  it("a batch task whose acp cannot go with its ssh host: a problem of the tasks file, exit 5, nothing run", async () => {
+  it("a batch task whose acp cannot go with the batch's --attach: a problem of the tasks file, exit 5, nothing run", async () => {
     const ws = e2e.workspace();
     writeFileSync(
       join(ws, "tasks.jsonl"),
-      '{"id":"t1","prompt":"scenario:plain acp-batch-refused","acp":"opencode","ssh":"build-host"}\n',
+      '{"id":"t1","prompt":"scenario:plain acp-batch-refused","acp":"opencode"}\n',
     );
-    const run = await e2e.runRaw(["batch", "tasks.jsonl"], { cwd: ws });
+    const run = await e2e.runRaw(["batch", "tasks.jsonl", "--attach", "http://127.0.0.1:9"], { cwd: ws });
     expect(run.code).toBe(5);
     const last = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
     expect(last).toMatchObject({ type: "batch.result", ok: false, exit_code: 5, tasks: [] });
     expect(last.problems).toEqual([
-      "tasks.jsonl:1: acp runs the turn through an agent started here; it cannot go with ssh",
+      "tasks.jsonl:1: acp runs the turn through an agent started for it; it cannot go with --attach",
     ]);
     expect(e2e.requestsFor("acp-batch-refused")).toEqual([]);
   });
 
-  it("--acp with --attach, --ssh or a sandbox: exit 5, nothing run", async () => {
-    for (const extra of [
-      ["--attach", "http://127.0.0.1:9"],
-      ["--ssh", "build-host"],
-      ["--sandbox", "read-only"],
-    ]) {
+  it("--acp with --attach, --warm or a sandbox: exit 5, nothing run", async () => {
+    for (const extra of [["--attach", "http://127.0.0.1:9"], ["--warm"], ["--sandbox", "read-only"]]) {
       const run = await e2e.run(["-q", "--acp", "opencode", ...extra, "scenario:plain acp-conflict"]);
       expect(run.code).toBe(5);
     }

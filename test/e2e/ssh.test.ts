@@ -334,6 +334,104 @@ describe.skipIf(process.platform !== "linux")("--ssh: what stops a turn before i
   }, 60_000);
 });
 
+describe.skipIf(process.platform !== "linux")(
+  "--acp over --ssh: the agent runs on the host, its JSON-RPC over the connection",
+  () => {
+    it("a tool turn: `opencode acp` there, in --dir there; run.started names the agent and the host", async () => {
+      const run = await e2e.run([
+        "-q",
+        "--auto",
+        "--acp",
+        "opencode",
+        ...ssh.args(),
+        "--dir",
+        remoteWorkspace,
+        "scenario:bash-write ssh-acp-tool",
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      // One step, as a local --acp opencode turn gives (ACP reports the turn, not opencode's steps).
+      expect(run.types).toEqual([
+        "run.started",
+        "session.started",
+        "step.started",
+        "tool",
+        "message",
+        "step.finished",
+        "result",
+      ]);
+      expect(eventsOf(run, "run.started")[0]).toMatchObject({
+        opencode: { path: "opencode acp", host: ssh.destination },
+        acp: { name: "opencode", agent_name: "OpenCode", version: "1.18.33", protocol_version: 1 },
+        cwd: remoteWorkspace,
+      });
+      // The tool ran there, as the remote user, in --dir there.
+      expect(readFileSync(join(remoteWorkspace, "fixed.txt"), "utf8")).toBe("fixed\n");
+      expect(run.result.workspace_changes).toEqual({ source: "tools", files: [] });
+      // Nothing of the turn on the command line: the policy and the prompt went over stdin.
+      expect(ssh.commands.at(-1)).not.toContain("ssh-acp-tool");
+      await expectNoRemoteSurvivors();
+    }, 90_000);
+
+    it("the login directory (no --dir): the agent's session is where it runs there", async () => {
+      const run = await e2e.run(["-q", "--acp", "opencode", ...ssh.args(), "scenario:plain ssh-acp-home"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.result).toMatchObject({ class: "success", text: "Hello from the scripted model." });
+      await expectNoRemoteSurvivors();
+    }, 90_000);
+
+    it("a denial there is approval_denied (exit 2); a stall is ended by --timeout (124), the agent and its tools gone there", async () => {
+      const denied = await e2e.run(["-q", "--acp", "opencode", ...ssh.args(), "scenario:read-outside ssh-acp-denied"]);
+      expect(denied.code, denied.stderr).toBe(2);
+      expect(denied.result).toMatchObject({ class: "approval_denied", error: { name: "PermissionDenied" } });
+      await expectNoRemoteSurvivors();
+      const stalled = await e2e.run([
+        "-q",
+        "--auto",
+        "--acp",
+        "opencode",
+        ...ssh.args(),
+        "--timeout",
+        "12s",
+        "scenario:sleep-tool ssh-acp-timeout",
+      ]);
+      expect(stalled.code).toBe(124);
+      expect(stalled.result).toMatchObject({ class: "timeout" });
+      await expectNoRemoteSurvivors();
+    }, 120_000);
+
+    it("--verify runs its check on the host, in --dir there", async () => {
+      const run = await e2e.run([
+        "-q",
+        "--auto",
+        "--acp",
+        "opencode",
+        ...ssh.args(),
+        "--dir",
+        remoteWorkspace,
+        "--verify",
+        `${onTheHost} && test "$PWD" = ${remoteWorkspace}`,
+        "scenario:plain ssh-acp-verify",
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(eventsOf(run, "verify.finished")).toMatchObject([{ passed: true }]);
+      await expectNoRemoteSurvivors();
+    }, 90_000);
+
+    it("an agent that is not on the host's PATH: exit 5 naming it and the host", async () => {
+      const run = await e2e.run(["-q", "--acp", "gemini", ...ssh.args(), "scenario:plain never"]);
+      expect(run.code).toBe(5);
+      expect(run.result.error).toEqual(
+        expect.objectContaining({
+          name: "AcpAgentNotFound",
+          message:
+            "--acp gemini: gemini is not on 127.0.0.1's PATH; install the agent there (its ACP command is gemini --acp), or give its path there",
+        }),
+      );
+      await expectNoRemoteSurvivors();
+    }, 60_000);
+  },
+);
+
 describe.skipIf(process.platform !== "linux")("the --ssh examples of the README and docs/usage.md, as written", () => {
   it.each([
     ["README.md", "ssh"],

@@ -64,12 +64,24 @@ describe("planBatch", () => {
       { id: "far", prompt: "x", acp: "claude", ssh: "build-box" },
     );
     const byEnv = planBatch(tasks, new Map(), { env: { OC_EXEC_ACP: "gemini" }, dir }, {}, {}, names).planned;
-    expect(byEnv.run.map((p) => [p.task.id, p.options.placement.acp])).toEqual([
-      ["env", { name: "gemini", argv: ["gemini", "--acp"] }],
-      ["own", { name: "qwen", argv: ["qwen", "--acp"] }],
+    expect(byEnv.run.map((p) => [p.task.id, p.options.placement.acp, p.options.placement.ssh?.destination])).toEqual([
+      ["env", { name: "gemini", argv: ["gemini", "--acp"] }, undefined],
+      ["own", { name: "qwen", argv: ["qwen", "--acp"] }, undefined],
+      // On its host: the agent runs there.
+      ["far", { name: "claude", argv: ["claude-agent-acp"] }, "build-box"],
     ]);
-    expect(byEnv.problems).toEqual([
-      { line: 3, message: "acp runs the turn through an agent started here; it cannot go with ssh" },
+    expect(byEnv.problems).toEqual([]);
+    // Every task on the one server --attach names: an agent of a task's own cannot be that.
+    const attached = planBatch(
+      tasks.slice(1, 2),
+      new Map(),
+      { env: {}, dir, attach: "http://127.0.0.1:1" },
+      {},
+      {},
+      names,
+    ).planned;
+    expect(attached.problems).toEqual([
+      { line: 2, message: "acp runs the turn through an agent started for it; it cannot go with --attach" },
     ]);
     const byFlag = planBatch(tasks.slice(0, 2), new Map(), { env: {}, dir, acp: "opencode" }, {}, {}, names);
     expect(byFlag.planned.run.map((p) => p.options.placement.acp?.name)).toEqual(["opencode", "qwen"]);

@@ -124,6 +124,33 @@ describe("the remote script's preamble", () => {
     }
   });
 
+  it("stream mode (an ACP agent): the command reads the rest of stdin; its end stops a command that ignores it", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "oc-exec-unit-remote-"));
+    try {
+      const child = spawn("/bin/sh", ["-c", remoteCommand()], { env: { PATH: process.env.PATH, TMPDIR: tmp } });
+      const argv = ["sh", "-c", 'while read -r l; do echo "got $l"; [ "$l" = last ] && break; done; exec sleep 300'];
+      child.stdin.write(preamble({ mode: "stream", dir: null, graceSeconds: 1, env: {}, argv }, ""));
+      let stdout = "";
+      const answered = new Promise<void>((resolve) =>
+        child.stdout.on("data", (d: Buffer) => {
+          stdout += d.toString();
+          if (stdout.includes("got last\n")) resolve();
+        }),
+      );
+      child.stdin.write("one\n");
+      child.stdin.write("last\n");
+      await answered;
+      expect(stdout).toBe("got one\ngot last\n");
+      // The command now sleeps, deaf to stdin: its end stops it all the same, and nothing is left.
+      child.stdin.end();
+      const code = await new Promise((resolve) => child.on("close", resolve));
+      expect(code).toBe(143);
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it("markers", () => {
     expect(parseMarker(`${MARKER} started 123 /srv/my dir`)).toEqual({ kind: "started", cwd: "/srv/my dir" });
     expect(parseMarker(`${MARKER} exit 143`)).toEqual({ kind: "exit", status: 143 });

@@ -44,6 +44,10 @@ export type AcpAgentSpec = {
   shown: string;
   /** Aborted when the turn stops before the agent is ready. */
   signal?: AbortSignal;
+  /** Written on its stdin before the protocol (the ssh script's preamble, when the agent runs on a host). */
+  input?: string;
+  /** A stderr line of the launcher's own (the ssh script's markers), not the agent's: taken, never logged. */
+  ownLine?(line: string): boolean;
 };
 
 /** What the agent said of itself in `initialize`: what run.started reports. */
@@ -88,6 +92,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   // The agent's last words, for the message when it goes away.
   let lastLog = "";
   const stderr = new LineSplitter((line) => {
+    if (spec.ownLine?.(line.text)) return;
     if (line.text.trim() !== "") lastLog = line.text.trim();
     current?.log(line.text);
   }, spec.split);
@@ -114,7 +119,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   const decoder = new StringDecoder("utf8");
   const encoder = new TextEncoder();
   const running = startProcess(
-    { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: "" },
+    { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: spec.input ?? "" },
     {
       stdout: (chunk) => {
         partial += decoder.write(chunk);

@@ -14,13 +14,16 @@ import type { LaunchProblem, Warning } from "../../kernel/problem.js";
 import type { AcpSpec } from "../../plan/acp-spec.js";
 import { DEFAULTS } from "../../plan/options.js";
 import type { Placement } from "../../plan/placement.js";
+import { hostOf } from "../../plan/ssh-spec.js";
 import { ownTempDir } from "../../sys/own-temp.js";
+import { openRemoteStream } from "../ssh/remote-launch.js";
+import { parseMarker } from "../ssh/remote-script.js";
 import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
 
 /** `opencode`: with the built-in `opencode`, the binary asked for (--opencode), else the usual search. */
 export type AcpBackendSpec = Pick<
   Placement,
-  "opencode" | "env" | "names" | "dir" | "opencodeConfig" | "policy" | "startupTimeout"
+  "opencode" | "env" | "names" | "dir" | "opencodeConfig" | "policy" | "startupTimeout" | "ssh"
 > & { acp: AcpSpec; signal?: AbortSignal };
 
 export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
@@ -28,7 +31,14 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   let problem: LaunchProblem | null = null;
   let version: string | null = null;
   const warnings: Warning[] = [];
-  if (argv === null) {
+  // On another host (--ssh): the agent runs there, its JSON-RPC over the connection's stdio; its
+  // command is found on that host's PATH (opencode: --opencode there, else `opencode`).
+  const { ssh } = spec;
+  const remote = ssh ? await openRemoteStream(ssh, spec.env, spec.startupTimeout?.ms ?? null) : null;
+  if (ssh) {
+    argv ??= [spec.opencode ?? "opencode", "acp"];
+    if (remote && "problem" in remote) problem = remote.problem;
+  } else if (argv === null) {
     const found = await ensureOpencode(spec.opencode, spec.env, spec.signal);
     if ("problem" in found) problem = found.problem;
     else {
@@ -63,24 +73,59 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   const policy = "problem" in spec.policy ? null : spec.policy.value;
   const content = "content" in spec.opencodeConfig ? spec.opencodeConfig.content : undefined;
   const ready = !("problem" in spec.policy) && !(isOpencode && "problem" in spec.opencodeConfig);
+  // Over ssh, where the agent runs there: the script's `started` marker says (a relative --dir, or
+  // the login directory, made absolute), and whether the command was there at all.
+  let cwdThere: string | null = null;
+  let missingThere = false;
+  const ownLine = (line: string) => {
+    const marker = parseMarker(line);
+    if (marker?.kind === "started") cwdThere = marker.cwd;
+    if (marker?.kind === "problem" && marker.what === "not-found") missingThere = true;
+    return marker !== null;
+  };
   if (problem === null && argv !== null && ready) {
     const env = isOpencode ? buildEnv(spec.env, { permission: policy, configContent: content }) : buildEnv(spec.env);
+    const launch =
+      remote && !("problem" in remote)
+        ? remote.launch({ file: argv[0]!, args: argv.slice(1), env }, spec.env, DEFAULTS.killAfterMs)
+        : null;
     const started = await startAcpAgent({
-      file: argv[0]!,
-      args: argv.slice(1),
-      env: { ...env, PWD: spec.dir, TMPDIR: ownTmp(spec.env) },
-      cwd: spec.dir,
+      ...(launch
+        ? { file: launch.file, args: launch.args, env: launch.env, cwd: process.cwd(), input: launch.input, ownLine }
+        : {
+            file: argv[0]!,
+            args: argv.slice(1),
+            env: { ...env, PWD: spec.dir, TMPDIR: ownTmp(spec.env) },
+            cwd: spec.dir,
+          }),
       startup: spec.startupTimeout,
       killAfterMs: DEFAULTS.killAfterMs,
       split: splitterOptions(DEFAULTS.maxLineBytes, DEFAULTS.maxOutputBytes).stderr,
       shown,
       signal: spec.signal,
     });
-    if ("problem" in started) problem = started.problem;
+    if ("problem" in started)
+      problem =
+        missingThere && ssh
+          ? {
+              name: "AcpAgentNotFound",
+              message: `${shown}: ${argv[0]} is not on ${hostOf(ssh.destination)}'s PATH; install the agent there (its ACP command is ${argv.join(" ")}), or give its path there`,
+            }
+          : started.problem;
     else agent = started;
   }
+  let remoteOpen = remote !== null && !("problem" in remote);
+  const remoteClose = async () => {
+    if (remoteOpen && remote && !("problem" in remote)) await remote.close();
+    remoteOpen = false;
+  };
+  // A problem found before the agent started holds nothing open on the host.
+  if (agent === null) await remoteClose();
   return {
-    opencode: { path: (argv ?? ["opencode", "acp"]).join(" "), version },
+    opencode: { path: (argv ?? ["opencode", "acp"]).join(" "), version, ...(ssh ? { host: ssh.destination } : {}) },
+    // On a host, the workspace is there: nothing of it is checked or compared here.
+    ...(ssh ? { remote: { host: ssh.destination, dir: ssh.dir } } : {}),
+    ...(remote && !("problem" in remote) ? { wrapCommand: async (command) => remote.check(command) } : {}),
     ...(agent
       ? {
           acp: {
@@ -94,6 +139,7 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     problem,
     async close() {
       await agent?.close();
+      await remoteClose();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
     },
     check(plan) {
@@ -125,9 +171,18 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       if (isOpencode && "problem" in plan.placement.opencodeConfig)
         return { problem: plan.placement.opencodeConfig.problem };
       if (problem || agent === null) return { problem: problem! };
+      // ACP's session/new takes an absolute directory: over ssh, the one the agent runs in there.
+      const cwd = ssh ? (cwdThere ?? ssh.dir) : plan.placement.dir;
+      if (cwd === null || !cwd.startsWith("/"))
+        return {
+          problem: {
+            name: "AcpAgentFailed",
+            message: `${shown} on ${ssh?.destination}: its directory there is not known`,
+          },
+        };
       return {
         source: agent.turn({
-          cwd: plan.placement.dir,
+          cwd,
           session: plan.session.id,
           prompt: input.prompt,
           model: plan.turn.model,

@@ -4,9 +4,14 @@
 // there, stopped with everything it started when its stdin ends: on an --ssh turn, and on a
 // server that `server start --ssh` started (over its supervisor's master connection; a direct one
 // if that is gone).
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import type { CommandLaunch } from "../../engine/backend.js";
+import type { LaunchProblem } from "../../kernel/problem.js";
+import { DEFAULTS } from "../../plan/options.js";
+import type { SshSpec } from "../../plan/ssh-spec.js";
 import { envPattern } from "../sandbox/policy.js";
-import { SSH } from "./master.js";
+import { makeControlDir, SSH, startMaster } from "./master.js";
 import { MARKER, preamble, remoteCommand } from "./remote-script.js";
 import { commandArgs, type SshArgsInput } from "./ssh-args.js";
 
@@ -47,9 +52,10 @@ export function remoteLaunch(
   command: Pick<CommandLaunch, "file" | "args" | "env">,
   input: string,
   base: NodeJS.ProcessEnv = spec.env,
+  mode: "turn" | "stream" = "turn",
 ): { file: string; args: string[]; env: Record<string, string>; input: string } {
   const run = {
-    mode: "turn" as const,
+    mode,
     dir: spec.dir,
     graceSeconds: spec.killAfterMs / 1000,
     env: forwardedEnv(command.env, base, spec.passEnv),
@@ -70,3 +76,51 @@ export function remoteLaunch(
 export function remoteCheck(spec: RemoteLaunchSpec, command: CommandLaunch): CommandLaunch {
   return { ...remoteLaunch(spec, command, ""), holdInput: true, wrapperLine: new RegExp(`^${MARKER} `) };
 }
+
+/**
+ * A connection to the host for a command that speaks over its stdio for the whole run (an ACP agent
+ * there): the master connection, the launch (`stream` mode: the command reads what follows the
+ * preamble on ssh's stdin; the end of that stdin stops it and everything it started), and the
+ * --verify checks, in the same directory there. `close` ends the master.
+ */
+export async function openRemoteStream(
+  ssh: SshSpec,
+  env: NodeJS.ProcessEnv,
+  connectTimeoutMs: number | null,
+): Promise<RemoteStream | { problem: LaunchProblem }> {
+  const controlDir = makeControlDir();
+  const args: SshArgsInput = { spec: ssh, controlPath: join(controlDir, "c"), connectTimeoutMs };
+  const master = await startMaster(args, env);
+  const close = async () => {
+    if ("stop" in master) await master.stop();
+    rmSync(controlDir, { recursive: true, force: true });
+  };
+  if ("problem" in master) {
+    await close();
+    return master;
+  }
+  const spec = (killAfterMs: number): RemoteLaunchSpec => ({
+    args,
+    dir: ssh.dir,
+    passEnv: ssh.passEnv,
+    env,
+    killAfterMs,
+  });
+  return {
+    launch: (command, base, killAfterMs) => remoteLaunch(spec(killAfterMs), command, "", base, "stream"),
+    check: (command) => remoteCheck(spec(DEFAULTS.killAfterMs), command),
+    close,
+  };
+}
+
+export type RemoteStream = {
+  /** The local ssh command that runs `command` there, and what to write first on its stdin. */
+  launch(
+    command: Pick<CommandLaunch, "file" | "args" | "env">,
+    base: NodeJS.ProcessEnv,
+    killAfterMs: number,
+  ): { file: string; args: string[]; env: Record<string, string>; input: string };
+  /** A --verify check there, in the same directory. */
+  check(command: CommandLaunch): CommandLaunch;
+  close(): Promise<void>;
+};

@@ -3,7 +3,8 @@
 // The ssh command line holds one fixed POSIX sh script and nothing of the turn: the remote host's
 // other users can read command lines in `ps`, so the environment, the arguments and the prompt all
 // travel on stdin. The script reads a preamble (shell assignments, ended by a marker line), then
-// the prompt's size and its bytes, and runs the command. For a turn it keeps reading stdin: when
+// the prompt's size and its bytes, and runs the command (in stream mode the command reads the rest
+// of stdin instead, relayed through a pipe of its own). For a turn it keeps reading stdin: when
 // that ends (oc-exec stopped the turn, died, or the connection went), it ends the command and
 // every process below it, TERM then KILL after the grace period. ssh forwards no signal without a
 // terminal, so stdin closing is the one message that always arrives. The input is read into a
@@ -51,29 +52,40 @@ for oc_old in "\${TMPDIR:-/tmp}"/oc-exec-remote-*; do
   kill -0 "$oc_of" 2>/dev/null || rm -rf -- "$oc_old" 2>/dev/null
 done
 if oc_own=$(mktemp -d "\${TMPDIR:-/tmp}/oc-exec-remote-$$.XXXXXX" 2>/dev/null); then export TMPDIR="$oc_own"; else oc_own=; fi
-if [ "$oc_mode" != turn ]; then "$@" <&4 4<&-; oc_status=$?; [ -z "$oc_own" ] || rm -rf -- "$oc_own"; exit "$oc_status"; fi
+if [ "$oc_mode" = side ]; then "$@" <&4 4<&-; oc_status=$?; [ -z "$oc_own" ] || rm -rf -- "$oc_own"; exit "$oc_status"; fi
 oc_tree() {
   ps -A -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '{ p[$1] = $2 }
     END { for (x in p) { y = x; n = 0; while ((y in p) && y != root && n++ < 100) y = p[y]; if (y == root && x != root) print x } }'
 }
-exec 3<&0
-"$@" <&4 3<&- 4<&- &
-oc_pid=$!
-echo "${MARKER} started $oc_pid $(pwd)" >&2
-(
-  cat <&3
+oc_stop() {
   oc_kids=$(oc_tree "$oc_pid")
   kill -TERM "$oc_pid" $oc_kids
   oc_waited=0
   while kill -0 "$oc_pid" && [ "$oc_waited" -lt "$oc_grace" ]; do sleep 1; oc_waited=$((oc_waited + 1)); done
   kill -KILL "$oc_pid" $oc_kids $(oc_tree "$oc_pid")
-) >/dev/null 2>&1 &
+}
+exec 3<&0
+oc_pipe=
+if [ "$oc_mode" = stream ]; then
+  oc_pipe=$(mktemp -d "\${TMPDIR:-/tmp}/oc-exec-pipe.XXXXXX") && mkfifo "$oc_pipe/in" || { echo "${MARKER} no-temp" >&2; exit ${SCRIPT_EXIT.noTemp}; }
+  "$@" < "$oc_pipe/in" 3<&- 4<&- &
+else
+  "$@" <&4 3<&- 4<&- &
+fi
+oc_pid=$!
+echo "${MARKER} started $oc_pid $(pwd)" >&2
+if [ "$oc_mode" = stream ]; then
+  ( cat <&3 > "$oc_pipe/in"; oc_stop ) >/dev/null 2>&1 &
+else
+  ( cat <&3; oc_stop ) >/dev/null 2>&1 &
+fi
 oc_watch=$!
 trap '' PIPE
 exec 3<&- 4<&-
 wait "$oc_pid"; oc_status=$?
 kill $(oc_tree "$oc_watch") "$oc_watch" 2>/dev/null
 [ -z "$oc_own" ] || rm -rf -- "$oc_own"
+[ -z "$oc_pipe" ] || rm -rf -- "$oc_pipe"
 echo "${MARKER} exit $oc_status" >&2
 exit "$oc_status"`;
 
@@ -83,8 +95,11 @@ export function remoteCommand(): string {
 }
 
 export type RemoteRun = {
-  /** turn: stdin stays open and its end stops the command; side: a short command, run to its end. */
-  mode: "turn" | "side";
+  /**
+   * turn: stdin stays open and its end stops the command; stream: the same, and the command reads
+   * the rest of stdin (an ACP agent's JSON-RPC); side: a short command, run to its end.
+   */
+  mode: "turn" | "stream" | "side";
   /** The remote working directory, or null for the login directory. */
   dir: string | null;
   /** Seconds between TERM and KILL when the turn is stopped. */
