@@ -1,4 +1,5 @@
-// `--rehearse SCENARIO`: the real opencode against the built-in scripted model, in a throwaway
+// `--rehearse SCENARIO`: the real opencode (or the ACP agent of --acp NAME, pointed at a scripted
+// server of its provider's API) against the built-in scripted model, in a throwaway
 // HOME and workspace, so a CI author can test how a pipeline handles exit 2, 4 or 124 without a
 // provider, a key or a real failure. Nothing of the user's (workspace, config, sessions) is touched,
 // and the run says so (a `rehearsal` warning first, the model named rehearsal/scripted).
@@ -9,6 +10,10 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, join } from "node:path";
 import type { WarningCode } from "../contract/warning-codes.js";
+import { AGENT_PROVIDERS, type ScriptedAgent } from "../domain/scripted/agent-providers.js";
+
+export { isScriptedAgent } from "../domain/scripted/agent-providers.js";
+
 import { makeHermeticHome, providerConfig } from "../domain/scripted/hermetic-home.js";
 import { startModelServer } from "../domain/scripted/model-server.js";
 import { REHEARSALS, type Rehearsal, type RehearsalName } from "../domain/scripted/rehearsals.js";
@@ -17,16 +22,28 @@ export type RunningRehearsal = {
   env: Record<string, string>;
   dir: string;
   model: string | undefined;
+  /** Who runs against the scripted model: opencode, or the ACP agent (gemini). */
+  agent: string;
   defaults: Rehearsal["defaults"];
   /** Put in front of the prompt: it selects the scripted model's scenario. */
   promptPrefix: string;
   stop(): Promise<void>;
 };
 
-export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.ProcessEnv): Promise<RunningRehearsal> {
+/**
+ * `agent`: the built-in ACP agent the turn runs through (--acp gemini), pointed at a scripted server
+ * of its own provider's API; null: opencode, through `run` or `acp`.
+ */
+export async function startRehearsal(
+  name: RehearsalName,
+  baseEnv: NodeJS.ProcessEnv,
+  agent: ScriptedAgent | null = null,
+): Promise<RunningRehearsal> {
   const rehearsal: Rehearsal = REHEARSALS[name];
-  const server = await startModelServer();
+  const provider = agent ? AGENT_PROVIDERS[agent] : null;
+  const server = provider ? await provider.start() : await startModelServer();
   const home = makeHermeticHome(server.url, "oc-exec-rehearsal-");
+  provider?.home(home.root, server.url);
   const attack = rehearsal.attack ? await plantAttack(home.root, home.workspace) : null;
   // Only PATH, the terminal's settings and the sandbox asked for come from the caller; provider keys
   // and opencode config do not.
@@ -40,11 +57,14 @@ export async function startRehearsal(name: RehearsalName, baseEnv: NodeJS.Proces
       ...kept,
       ...home.env,
       OPENCODE_CONFIG_CONTENT: providerConfig(server.url, "rehearsal", "scripted"),
+      ...provider?.env(server.url, home.root),
       ...rehearsal.env,
       ...attack?.env,
     },
     dir: home.workspace,
-    model: rehearsal.model,
+    // Another agent answers with the model its provider's settings name (the scripted one).
+    model: agent ? undefined : rehearsal.model,
+    agent: agent ?? "opencode",
     defaults: rehearsal.defaults,
     promptPrefix: `scenario:${rehearsal.scenario} ${attack ? `canary=127.0.0.1:${attack.port} ` : ""}`,
     async stop() {
@@ -127,7 +147,7 @@ export function rehearsedPrompt(read: PromptRead, name: string, rehearsal: Runni
       warnings: [
         {
           code: "rehearsal",
-          message: `a rehearsal (${name}): the real opencode against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
+          message: `a rehearsal (${name}): the real ${rehearsal.agent} against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
         },
         ...prompt.warnings,
       ],

@@ -7,6 +7,7 @@ import { ConfigError } from "../domain/outcome/errors.js";
 import type { OptionLabels } from "../domain/outcome/labels.js";
 import { isRehearsal, REHEARSALS } from "../domain/scripted/rehearsals.js";
 import { readEnvironment } from "../kernel/environment.js";
+import { ACP_AGENTS, resolveAcp } from "../plan/acp-spec.js";
 import type { RunTurnOptions } from "../plan/options.js";
 import type { PromptReader } from "../plan/resolve-options.js";
 import type { RunningRehearsal } from "./rehearsal.js";
@@ -33,6 +34,7 @@ type Rehearsable = Pick<
   | "maxSteps"
   | "attach"
   | "ssh"
+  | "acp"
 >;
 
 /**
@@ -42,7 +44,7 @@ type Rehearsable = Pick<
  */
 export async function rehearse<O extends Rehearsable>(
   name: string | null,
-  labels: Pick<OptionLabels, "rehearse" | "attach" | "ssh">,
+  labels: Pick<OptionLabels, "rehearse" | "attach" | "ssh" | "acp">,
   options: O,
   prompt: PromptReader,
   env: NodeJS.ProcessEnv,
@@ -60,8 +62,19 @@ export async function rehearse<O extends Rehearsable>(
       `${label} does not apply to ${remote}: a rehearsal runs the real opencode on this machine against oc-exec's scripted model, and that server or host would use its own; nothing was run, nothing was sent to a model`,
       "UsageError",
     );
+  // Through an ACP agent: a built-in one is pointed at a scripted server of its provider's API; a
+  // command line of the caller's cannot be, and would reach whatever model it is set up for.
+  const acpAsked = options.acp ?? readEnvironment(env).acp;
+  const acp = acpAsked ? resolveAcp(acpAsked, options.acp !== undefined ? labels.acp : "OC_EXEC_ACP") : null;
+  // (The scripted servers load only now, as for every rehearsal.)
   const scripted = await import("./rehearsal.js");
-  const rehearsal = await scripted.startRehearsal(name, env);
+  const agent = acp && acp.argv !== null && scripted.isScriptedAgent(acp.name) ? acp.name : null;
+  if (acp && acp.argv !== null && agent === null && acp.name !== "opencode")
+    throw new ConfigError(
+      `${label} cannot point ${acp.argv.join(" ")} at the scripted model: a rehearsal runs opencode or a built-in agent (${Object.keys(ACP_AGENTS).join(", ")}); nothing was run, nothing was sent to a model`,
+      "UsageError",
+    );
+  const rehearsal = await scripted.startRehearsal(name, env, agent);
   return {
     options: scripted.rehearsedOptions(options, rehearsal),
     prompt: scripted.rehearsedPrompt(prompt, name, rehearsal),

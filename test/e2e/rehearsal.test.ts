@@ -59,6 +59,45 @@ describe("--rehearse", () => {
 // A rehearsal never reaches a real model: what cannot be rehearsed offline is refused before
 // anything runs. Each "real" endpoint here counts what reaches it: a configured model (the scripted
 // server as the caller's own provider), a server named by --attach, an ssh on PATH.
+describe("--rehearse with --acp: the agent against a scripted server of its own provider's API", () => {
+  // The caller's PATH finds the agents (the project's pinned dev dependencies); nothing else of the
+  // caller's is used: no key, no provider, no settings.
+  const withAgents = { ...env, PATH: `${join(process.cwd(), "node_modules", ".bin")}:${env.PATH}` };
+
+  it.each([
+    ["gemini", "tool", 0, "success"],
+    ["qwen", "api-401", 4, "api_error"],
+    ["claude", "context-overflow", 3, "context_overflow"],
+  ] as const)(
+    "--acp %s --rehearse %s: exit %i (%s), the agent named in the warning",
+    async (agent, name, code, klass) => {
+      const run = await runCli(["-q", "--rehearse", name, "--acp", agent, "Go"], { env: withAgents, cwd: home });
+      expect(run.code, run.stderr).toBe(code);
+      expect(run.result.class).toBe(klass);
+      expect(run.events[0]).toMatchObject({ type: "run.started", acp: { name: agent } });
+      expect(run.events[1]).toMatchObject({
+        type: "warning",
+        code: "rehearsal",
+        message: `a rehearsal (${name}): the real ${agent} against oc-exec's scripted model, in a throwaway HOME and workspace; nothing in this run is a real answer`,
+      });
+      if (klass === "success") expect(run.result.text).toBe("The command printed hi.");
+      expect(readdirSync(home)).toEqual([]);
+    },
+    120_000,
+  );
+
+  it("an agent's own command line cannot be pointed at the scripted model: exit 5, nothing run", async () => {
+    const run = await runCli(["-q", "--rehearse", "success", "--acp", "./my-agent --stdio", "Go"], {
+      env: withAgents,
+      cwd: home,
+    });
+    expect(run.code).toBe(5);
+    expect(run.result.error?.message).toBe(
+      "--rehearse cannot point ./my-agent --stdio at the scripted model: a rehearsal runs opencode or a built-in agent (opencode, gemini, qwen, claude, codex, copilot); nothing was run, nothing was sent to a model",
+    );
+  });
+});
+
 describe("OC_EXEC_REHEARSE on what cannot be rehearsed: refused, nothing reaches the real model", () => {
   const roots: string[] = [];
   afterAll(() => {

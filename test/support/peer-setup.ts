@@ -1,136 +1,21 @@
 // Other agents (the project's pinned dev dependencies) against a scripted server of their
-// provider's API, for `--acp NAME`: a throwaway HOME whose settings turn off telemetry, usage
-// statistics and update checks, the provider's base URL on loopback, nothing else reachable.
-//   gemini: gemini-cli, Google's Gemini API (gemini-server.ts), one fixed model (no model routing);
-//   claude: Zed's claude-agent-acp over Claude Code, Anthropic's Messages API (anthropic-server.ts);
-//   qwen: Qwen Code, OpenAI's chat completions (model-server.ts, the one opencode's tests use);
-//   codex: Zed's codex-acp (Codex built in), OpenAI's Responses API (responses-server.ts), through a
-//     provider of its config.toml, asking before any command it does not know to be safe
-//     (approval_policy "untrusted"), so that the caller's policy answers;
-//   copilot: GitHub Copilot CLI (its native binary, through the npm loader), OpenAI's chat completions
-//     (model-server.ts) as its BYOK provider, offline: no GitHub sign-in, telemetry or update.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// provider's API, for `--acp NAME` (src/domain/scripted/agent-providers.ts says how each is pointed
+// at it): a throwaway HOME, the tests' scripts, the project's node_modules/.bin on PATH.
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startAnthropicServer } from "../../src/domain/scripted/anthropic-server.js";
-import { startGeminiServer } from "../../src/domain/scripted/gemini-server.js";
-import { type ModelServer, startModelServer } from "../../src/domain/scripted/model-server.js";
-import { startResponsesServer } from "../../src/domain/scripted/responses-server.js";
+import { AGENT_PROVIDERS, type ScriptedAgent } from "../../src/domain/scripted/agent-providers.js";
+import type { ModelServer } from "../../src/domain/scripted/model-server.js";
 import { testReply } from "./test-scripts.js";
 
 export type Peer = { server: ModelServer; env: Record<string, string> };
 
-const SETUP = {
-  gemini: {
-    start: () => startGeminiServer(testReply),
-    home: (home: string) => {
-      mkdirSync(join(home, ".gemini"));
-      writeFileSync(
-        join(home, ".gemini", "settings.json"),
-        JSON.stringify({
-          privacy: { usageStatisticsEnabled: false },
-          telemetry: { enabled: false },
-          general: { disableAutoUpdate: true, disableUpdateNag: true },
-        }),
-      );
-    },
-    env: (url: string) => ({
-      GEMINI_API_KEY: "test-gemini-key",
-      GOOGLE_GEMINI_BASE_URL: url,
-      GEMINI_MODEL: "gemini-2.5-flash",
-      GEMINI_TELEMETRY_ENABLED: "false",
-    }),
-  },
-  claude: {
-    start: () => startAnthropicServer(testReply),
-    home: () => {},
-    env: (url: string) => ({
-      ANTHROPIC_API_KEY: "sk-ant-test-key",
-      ANTHROPIC_BASE_URL: url,
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_AUTOUPDATER: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      // Claude Code refuses to start as root unless told it runs in a sandbox (CI runs as root).
-      IS_SANDBOX: "1",
-    }),
-  },
-  qwen: {
-    start: () => startModelServer(testReply),
-    home: (home: string) => {
-      mkdirSync(join(home, ".qwen"));
-      writeFileSync(
-        join(home, ".qwen", "settings.json"),
-        JSON.stringify({
-          privacy: { usageStatisticsEnabled: false },
-          telemetry: { enabled: false },
-          general: { disableAutoUpdate: true, disableUpdateNag: true },
-        }),
-      );
-    },
-    env: (url: string) => ({ OPENAI_API_KEY: "sk-test-qwen-key", OPENAI_BASE_URL: url, OPENAI_MODEL: "fake-model" }),
-  },
-  codex: {
-    start: () => startResponsesServer(testReply),
-    // A model Codex knows (its context window, its tools), served by the scripted provider; no
-    // update check, analytics, feedback or OpenTelemetry export. This HOME is under /tmp: Codex
-    // refuses to make its helpers (its sandbox's, apply_patch) in a CODEX_HOME inside TMPDIR, and
-    // makes them here only because oc-exec gives the agent a TMPDIR of the run's own.
-    home: (home: string, url: string) => {
-      mkdirSync(join(home, ".codex"));
-      writeFileSync(
-        join(home, ".codex", "config.toml"),
-        [
-          'model = "gpt-5.4-mini"',
-          'model_provider = "scripted"',
-          'approval_policy = "untrusted"',
-          "check_for_update_on_startup = false",
-          "",
-          "[model_providers.scripted]",
-          'name = "Scripted"',
-          `base_url = ${JSON.stringify(url)}`,
-          'env_key = "SCRIPTED_API_KEY"',
-          'wire_api = "responses"',
-          "",
-          "[analytics]",
-          "enabled = false",
-          "",
-          "[feedback]",
-          "enabled = false",
-          "",
-          "[otel]",
-          'exporter = "none"',
-          "",
-        ].join("\n"),
-      );
-    },
-    env: (_url: string, home: string) => ({
-      CODEX_HOME: join(home, ".codex"),
-      SCRIPTED_API_KEY: "sk-test-codex-key",
-    }),
-  },
-  copilot: {
-    start: () => startModelServer(testReply),
-    home: () => {},
-    // BYOK (`copilot help providers`): the provider's base URL, key and model. Offline mode skips
-    // GitHub authentication, telemetry, web tools, the GitHub MCP server and auto-update. Copilot
-    // unpacks its bundle (about 235 MB) into XDG_CACHE_HOME's copilot/pkg at its first start there.
-    env: (url: string) => ({
-      COPILOT_OFFLINE: "true",
-      COPILOT_AUTO_UPDATE: "false",
-      COPILOT_PROVIDER_BASE_URL: url,
-      COPILOT_PROVIDER_API_KEY: "sk-test-copilot-key",
-      COPILOT_MODEL: "fake-model",
-    }),
-  },
-} as const;
-
-export type PeerName = keyof typeof SETUP;
+export type PeerName = ScriptedAgent;
 
 /** A peer's scripted server and throwaway HOME, for a test file's hooks or the bench; close() ends both. */
 export async function startPeer(name: PeerName): Promise<Peer & { home: string; close: () => Promise<void> }> {
-  const setup = SETUP[name];
-  const server = await setup.start();
+  const setup = AGENT_PROVIDERS[name];
+  const server = await setup.start(testReply);
   const home = mkdtempSync(join(tmpdir(), `oc-exec-${name}-`));
   setup.home(home, server.url);
   const env = {
