@@ -15,20 +15,36 @@ import type { AcpSpec } from "../../plan/acp-spec.js";
 import { DEFAULTS } from "../../plan/options.js";
 import type { Placement } from "../../plan/placement.js";
 import { ownTempDir } from "../../sys/own-temp.js";
+import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
 
 /** `opencode`: with the built-in `opencode`, the binary asked for (--opencode), else the usual search. */
 export type AcpBackendSpec = Pick<
   Placement,
   "opencode" | "env" | "names" | "dir" | "opencodeConfig" | "policy" | "startupTimeout"
-> & { acp: AcpSpec; signal?: AbortSignal };
+> & {
+  acp: AcpSpec;
+  /**
+   * The run's sandbox, opened (the agent and every command it runs go in it), or why it could not
+   * be (no agent is started: the problem stops every turn), or null for none.
+   */
+  sandbox: { sandbox: Sandbox } | { problem: LaunchProblem } | null;
+  signal?: AbortSignal;
+};
+
+/** The port `opencode acp` serves itself on in a sandbox (its default; the sandbox's relays use 3128 and 1080). */
+const OPENCODE_ACP_PORT = 4096;
 
 export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   let argv = spec.acp.argv;
-  let problem: LaunchProblem | null = null;
+  const sandbox = spec.sandbox && "sandbox" in spec.sandbox ? spec.sandbox.sandbox : null;
+  // Fails closed: never an agent started outside the sandbox that was asked for.
+  let problem: LaunchProblem | null = spec.sandbox && "problem" in spec.sandbox ? spec.sandbox.problem : null;
   let version: string | null = null;
   const warnings: Warning[] = [];
-  if (argv === null) {
+  if (problem !== null) {
+    // The sandbox's problem is the run's: nothing is looked for or started.
+  } else if (argv === null) {
     const found = await ensureOpencode(spec.opencode, spec.env, spec.signal);
     if ("problem" in found) problem = found.problem;
     else {
@@ -63,12 +79,24 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   const policy = "problem" in spec.policy ? null : spec.policy.value;
   const content = "content" in spec.opencodeConfig ? spec.opencodeConfig.content : undefined;
   const ready = !("problem" in spec.policy) && !(isOpencode && "problem" in spec.opencodeConfig);
+  // One id for the agent's whole run in the sandbox: the proxy keeps its refusals under it.
+  const id = newCommandId();
   if (problem === null && argv !== null && ready) {
     const env = isOpencode ? buildEnv(spec.env, { permission: policy, configContent: content }) : buildEnv(spec.env);
-    const started = await startAcpAgent({
+    // In a sandbox, TMPDIR is the sandbox's own (removed at its close).
+    // `opencode acp` starts a server and speaks to it over HTTP on loopback: in the sandbox, on a
+    // port of its own, reached directly (the sandbox's loopback is its own), not through the proxy.
+    const own =
+      sandbox && isOpencode ? { args: ["--port", String(OPENCODE_ACP_PORT)], ports: [OPENCODE_ACP_PORT] } : null;
+    const launch = {
       file: argv[0]!,
-      args: argv.slice(1),
-      env: { ...env, PWD: spec.dir, TMPDIR: ownTmp(spec.env) },
+      args: [...argv.slice(1), ...(own?.args ?? [])],
+      env: { ...env, PWD: spec.dir, ...(sandbox ? {} : { TMPDIR: ownTmp(spec.env) }) },
+      ...(own ? { ownLoopback: own.ports } : {}),
+    };
+    const wrapped = sandbox ? await sandbox.wrap(launch, id) : launch;
+    const started = await startAcpAgent({
+      ...wrapped,
       cwd: spec.dir,
       startup: spec.startupTimeout,
       killAfterMs: DEFAULTS.killAfterMs,
@@ -91,10 +119,17 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
           },
         }
       : {}),
+    ...(sandbox
+      ? { sandbox: sandbox.info, wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()) }
+      : {}),
     problem,
     async close() {
-      await agent?.close();
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      try {
+        await agent?.close();
+      } finally {
+        if (tmp) rmSync(tmp, { recursive: true, force: true });
+        await sandbox?.close();
+      }
     },
     check(turn) {
       // A session is continued when the agent made it in this run (a conversation's next turn,
@@ -125,7 +160,10 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       if (isOpencode && "problem" in turn.placement.opencodeConfig)
         return { problem: turn.placement.opencodeConfig.problem };
       if (problem || agent === null) return { problem: problem! };
+      // The agent's refusals since this turn began: the agent serves every turn of the run.
+      const before = sandbox ? sandbox.refused(id).length : 0;
       return {
+        ...(sandbox ? { refused: () => sandbox.refused(id).slice(before) } : {}),
         source: agent.turn({
           cwd: turn.placement.dir,
           session: turn.session.id,

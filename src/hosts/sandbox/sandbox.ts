@@ -32,7 +32,7 @@ import {
 } from "./policy.js";
 import { preparePrivateState, privateXdg } from "./private-state.js";
 import { DEFAULT_MAX_PROCESSES, openProcessLimit } from "./process-limit.js";
-import { modelsNeeds, untrustedConfigProblems } from "./providers.js";
+import { modelsNeeds, type ProviderNeeds, untrustedConfigProblems } from "./providers.js";
 import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
 import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
@@ -45,7 +45,16 @@ export type SandboxInfo = {
   process_limit?: number | null;
 };
 
-export type Launch = { file: string; args: string[]; env: Record<string, string> };
+export type Launch = {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * Ports on the sandbox's own loopback the command reaches directly, not through the proxy: a
+   * server of its own inside (`opencode acp` speaks to the one it starts). Nothing outside listens there.
+   */
+  ownLoopback?: readonly number[];
+};
 
 export type Sandbox = {
   info: SandboxInfo;
@@ -145,6 +154,12 @@ export async function openSandbox(
     /** The models its turns may use (null: opencode's configured one): their providers get through. */
     models: (string | null)[];
     configs: ConfigSource[];
+    /**
+     * For an ACP agent that is not opencode: what it needs through the proxy (providers.ts's
+     * agentNeeds), instead of what opencode's configuration and the models say; opencode's own
+     * key store is not passed in.
+     */
+    agent?: ProviderNeeds;
   },
 ): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
   // Checked first: a configuration error, whatever the machine can do.
@@ -164,7 +179,7 @@ export async function openSandbox(
     return {
       problem: { name: "SandboxUnavailable", message: `--sandbox ${spec.mode} cannot be set up: ${unavailable}` },
     };
-  const needs = modelsNeeds(context.configs, context.models);
+  const needs = context.agent ?? modelsNeeds(context.configs, context.models);
   if (needs.problems.length > 0 && spec.allowHosts.length === 0)
     return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
   const maxProcesses = processLimitOf(context.env);
@@ -180,7 +195,7 @@ export async function openSandbox(
   const linux = process.platform === "linux";
   const masked = linux ? needs.credentials.filter((c) => context.env[c.name]) : [];
   // So are the keys of opencode's own key store (its file, or the variable that replaces it).
-  const found = opencodeAuthStore(context.env, needs.providers, readText);
+  const found = context.agent ? null : opencodeAuthStore(context.env, needs.providers, readText);
   const authStore = found && { ...found, masked: found.masked && linux };
   // And the token actions/checkout leaves in the repository's config.
   const gitConfig = gitConfigCredentials(context.workspace, readText, isDirectory);
@@ -276,6 +291,7 @@ export async function openSandbox(
           "NO_PROXY",
           "-u",
           "no_proxy",
+          ...ownLoopback(command.ownLoopback ?? []),
           `TMPDIR=${tmp}`,
           command.file,
           ...command.args,
@@ -418,6 +434,13 @@ function prepareOpencodeDirs(env: NodeJS.ProcessEnv, workspace: string): void {
     // then says it cannot write the file (sys/safe-write.ts).
     if (!existsSync(ignore)) writeFileSafely(ignore, OPENCODE_GITIGNORE);
   }
+}
+
+/** NO_PROXY (both spellings) naming the command's own loopback ports, each with its port. */
+function ownLoopback(ports: readonly number[]): string[] {
+  if (ports.length === 0) return [];
+  const hosts = ports.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`]).join(",");
+  return [`NO_PROXY=${hosts}`, `no_proxy=${hosts}`];
 }
 
 export const newCommandId = () => `oc-exec-${randomUUID()}`;
