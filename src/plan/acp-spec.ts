@@ -38,6 +38,8 @@ export type AcpSandboxNeeds = {
   env: readonly string[];
   /** Its configuration files under HOME, shown read-only when they exist (its own state directory stays the sandbox's). */
   config: readonly string[];
+  /** Variables it takes its temporary directory from instead of TMPDIR: set to the sandbox's own. */
+  tmp: readonly string[];
 };
 
 export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandboxNeeds>> = {
@@ -47,6 +49,16 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     keys: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
     env: ["GEMINI_MODEL", "GEMINI_TELEMETRY_*"],
     config: [".gemini/settings.json", ".gemini/GEMINI.md"],
+    tmp: [],
+  },
+  claude: {
+    hosts: ["api.anthropic.com:443"],
+    baseUrls: ["ANTHROPIC_BASE_URL"],
+    keys: ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"],
+    env: ["ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_*", "DISABLE_*", "IS_SANDBOX"],
+    config: [".claude/settings.json", ".claude/CLAUDE.md"],
+    // Claude Code's shell keeps its working files in CLAUDE_CODE_TMPDIR, else /tmp (read-only inside).
+    tmp: ["CLAUDE_CODE_TMPDIR"],
   },
 };
 

@@ -318,8 +318,87 @@ describe.skipIf(skip)("--acp gemini --sandbox: gemini-cli runs in the sandbox", 
   }, 120_000);
 });
 
+describe.skipIf(skip)("--acp claude --sandbox: claude-agent-acp and Claude Code run in the sandbox", () => {
+  const claude = usePeer("claude");
+  const claudeRun = (args: string[], cwd = e2e.workspace(), extra: Record<string, string> = {}) =>
+    e2e.run(["-q", "-n", "--acp", "claude", ...args], { cwd, extraEnv: { ...claude.env, ...extra } });
+  /** What the proxy refused other than Claude Code's own plugin lists (raw.githubusercontent.com), which it fetches at start. */
+  const otherRefusals = (events: Parameters<typeof refusedWarnings>[0]) =>
+    refusedWarnings(events).filter((w) => !w.includes(" raw.githubusercontent.com:443:"));
+
+  it("a tool turn under workspace-write --auto: exit 0, the command's output, ANTHROPIC_BASE_URL's host the one allowed", async () => {
+    const run = await claudeRun(["--sandbox", "workspace-write", "--auto", "scenario:tool claude-sbx-tool"]);
+    expect(run.code, run.stderr).toBe(0);
+    const port = new URL(claude.server.url).port;
+    expect(run.events[0]).toMatchObject({
+      type: "run.started",
+      acp: { name: "claude" },
+      sandbox: { mode: "workspace-write", allowed_hosts: [`127.0.0.1:${port}`] },
+    });
+    // Its shell works in the sandbox's TMPDIR (CLAUDE_CODE_TMPDIR), not /tmp, which is read-only inside.
+    expect(run.events.filter((e) => e.type === "tool")).toEqual([
+      expect.objectContaining({ tool: "bash", status: "completed", output: "hi", error: null }),
+    ]);
+    expect(run.result).toMatchObject({
+      class: "success",
+      text: "The command printed hi.",
+      tools: { total: 1, failed: 0, denied: 0 },
+      sandbox: { mode: "workspace-write" },
+    });
+    expect(otherRefusals(run.events)).toEqual([]);
+    const calls = claude.server.requests.filter((r) => r.userText.includes("claude-sbx-tool"));
+    expect(calls.length).toBe(2);
+  }, 90_000);
+
+  it("an HTTPS provider: its key is a stand-in inside, the proxy puts the real one in", async () => {
+    const front = await tlsFront(claude.server.url, e2e.home.root);
+    try {
+      const dir = e2e.workspace();
+      const run = await claudeRun(
+        ["--sandbox", "workspace-write", "--auto", "scenario:env-probe claude-sbx-probe"],
+        dir,
+        {
+          ANTHROPIC_BASE_URL: front.url,
+          NODE_EXTRA_CA_CERTS: front.ca,
+        },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const probe = readFileSync(join(dir, "probe-env.txt"), "utf8");
+      expect(/^ANTHROPIC_API_KEY=(.*)$/m.exec(probe)?.[1]).toMatch(/^fake_value_[\w-]+$/);
+      expect(probe).not.toContain(claude.env.ANTHROPIC_API_KEY);
+      const calls = claude.server.requests.filter((r) => r.userText.includes("claude-sbx-probe"));
+      expect(calls.length).toBeGreaterThan(0);
+      expect(new Set(calls.map((r) => r.authorization))).toEqual(new Set([claude.env.ANTHROPIC_API_KEY]));
+    } finally {
+      front.close();
+    }
+  }, 90_000);
+
+  it("an attack through claude: the write outside and the canary refused inside; without the sandbox both happen", async () => {
+    const parent = e2e.workspace();
+    const script = `echo pwned > ../claude-escape.txt; curl -sf -m 5 http://127.0.0.1:${hits.port}/claude`;
+    const attack = async (flags: string[]) => {
+      const dir = join(parent, `ws-${secret().slice(0, 6)}`);
+      mkdirSync(dir);
+      hits.reset();
+      rmSync(join(parent, "claude-escape.txt"), { force: true });
+      const run = await claudeRun([...flags, "--auto", attackPrompt(script).prompt], dir);
+      return { run, escaped: existsSync(join(parent, "claude-escape.txt")), hits: [...hits.requests] };
+    };
+    const bare = await attack([]);
+    expect(bare.run.code, bare.run.stderr).toBe(0);
+    expect(bare).toMatchObject({ escaped: true, hits: ["/claude"] });
+    const boxed = await attack(["--sandbox", "workspace-write"]);
+    expect(boxed.run.code, boxed.run.stderr).toBe(0);
+    expect(boxed).toMatchObject({ escaped: false, hits: [] });
+    expect(otherRefusals(boxed.run.events)).toEqual([
+      `the sandbox refused a connection to 127.0.0.1:${hits.port}: not an allowed host (--allow-host 127.0.0.1:${hits.port} lets it through)`,
+    ]);
+  }, 120_000);
+});
+
 describe("--acp with a sandbox: the agents it cannot confine are refused, never run outside it", () => {
-  it.each(["qwen", "claude", "codex", "copilot", "'gemini --acp'", "./my-agent"])(
+  it.each(["qwen", "codex", "copilot", "'gemini --acp'", "./my-agent"])(
     "--acp %s --sandbox workspace-write: exit 5 naming the agent, nothing run",
     async (agent) => {
       const words = agent.startsWith("'") ? agent.slice(1, -1) : agent;
@@ -335,7 +414,7 @@ describe("--acp with a sandbox: the agents it cannot confine are refused, never 
       expect(run.code).toBe(5);
       expect(run.result).toMatchObject({ class: "config_error", exit_code: 5 });
       expect(run.result.error?.message).toBe(
-        `--acp ${name} cannot run in a sandbox (--sandbox) yet: oc-exec confines only the agents whose needs it knows, by name (opencode, gemini); nothing was run`,
+        `--acp ${name} cannot run in a sandbox (--sandbox) yet: oc-exec confines only the agents whose needs it knows, by name (opencode, gemini, claude); nothing was run`,
       );
       expect(e2e.requestsFor("acp-unconfined")).toEqual([]);
     },

@@ -49,6 +49,7 @@ describe("agentNeeds", () => {
   it("the built-in names carry their needs; opencode's are its own; a command line has none", () => {
     expect(resolveAcp("gemini", "--acp").sandbox).toBe(gemini);
     expect(resolveAcp("opencode", "--acp").sandbox).toBeNull();
+    expect(resolveAcp("claude", "--acp").sandbox).toBe(ACP_SANDBOX_NEEDS.claude);
     expect(resolveAcp("qwen", "--acp").sandbox).toBeNull();
     expect(resolveAcp("gemini --acp", "--acp").sandbox).toBeNull();
   });

@@ -93,6 +93,7 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       args: [...argv.slice(1), ...(own?.args ?? [])],
       env: { ...env, PWD: spec.dir, ...(sandbox ? {} : { TMPDIR: ownTmp(spec.env) }) },
       ...(own ? { ownLoopback: own.ports } : {}),
+      ...(sandbox && spec.acp.sandbox ? { tmpVars: spec.acp.sandbox.tmp } : {}),
     };
     const wrapped = sandbox ? await sandbox.wrap(launch, id) : launch;
     const started = await startAcpAgent({

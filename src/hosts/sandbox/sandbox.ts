@@ -54,6 +54,8 @@ export type Launch = {
    * server of its own inside (`opencode acp` speaks to the one it starts). Nothing outside listens there.
    */
   ownLoopback?: readonly number[];
+  /** Variables besides TMPDIR that the command takes its temporary directory from: the sandbox's own. */
+  tmpVars?: readonly string[];
 };
 
 export type Sandbox = {
@@ -293,6 +295,7 @@ export async function openSandbox(
           "no_proxy",
           ...ownLoopback(command.ownLoopback ?? []),
           `TMPDIR=${tmp}`,
+          ...(command.tmpVars ?? []).map((name) => `${name}=${tmp}`),
           command.file,
           ...command.args,
         ]
