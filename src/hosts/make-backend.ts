@@ -81,7 +81,13 @@ function openAgentSandbox(placement: Placement, spec: NonNullable<Placement["san
   const config = agent.config.map((path) => join(home, path)).filter((path) => existsSync(path));
   return openSandbox(
     { ...spec, readable: [...spec.readable, ...config], passEnv: [...spec.passEnv, ...agent.baseUrls, ...agent.env] },
-    { workspace: placement.dir, env: placement.env, models: [], configs: [], agent: agentNeeds(agent, placement.env) },
+    {
+      workspace: placement.dir,
+      env: placement.env,
+      models: [],
+      configs: [],
+      agent: agentNeeds(agent, placement.env, `${placement.names.acp} ${placement.acp!.name}`),
+    },
   );
 }
 

@@ -40,6 +40,8 @@ export type AcpSandboxNeeds = {
   config: readonly string[];
   /** Variables it takes its temporary directory from instead of TMPDIR: set to the sandbox's own. */
   tmp: readonly string[];
+  /** Arguments added to its command in the sandbox. */
+  args: readonly string[];
 };
 
 export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandboxNeeds>> = {
@@ -50,6 +52,16 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     env: ["GEMINI_MODEL", "GEMINI_TELEMETRY_*"],
     config: [".gemini/settings.json", ".gemini/GEMINI.md"],
     tmp: [],
+    args: [],
+  },
+  qwen: {
+    hosts: ["api.openai.com:443"],
+    baseUrls: ["OPENAI_BASE_URL"],
+    keys: ["OPENAI_API_KEY"],
+    env: ["OPENAI_MODEL", "QWEN_MODEL"],
+    config: [".qwen/settings.json", ".qwen/QWEN.md"],
+    tmp: [],
+    args: [],
   },
   claude: {
     hosts: ["api.anthropic.com:443"],
@@ -59,6 +71,28 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     config: [".claude/settings.json", ".claude/CLAUDE.md"],
     // Claude Code's shell keeps its working files in CLAUDE_CODE_TMPDIR, else /tmp (read-only inside).
     tmp: ["CLAUDE_CODE_TMPDIR"],
+    args: [],
+  },
+  codex: {
+    hosts: ["api.openai.com:443"],
+    baseUrls: ["OPENAI_BASE_URL"],
+    keys: ["OPENAI_API_KEY", "CODEX_API_KEY"],
+    env: ["CODEX_HOME"],
+    config: [".codex/config.toml", ".codex/AGENTS.md"],
+    tmp: [],
+    // Codex's own sandbox (bubblewrap, seccomp) cannot start inside oc-exec's: its commands would
+    // hang. oc-exec's sandbox holds the agent and them instead.
+    args: ["-c", 'sandbox_mode="danger-full-access"'],
+  },
+  copilot: {
+    // A provider of your own (BYOK) only: its GitHub sign-in stays outside the sandbox.
+    hosts: [],
+    baseUrls: ["COPILOT_PROVIDER_BASE_URL"],
+    keys: ["COPILOT_PROVIDER_API_KEY"],
+    env: ["COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_AUTO_UPDATE", "COPILOT_PROVIDER_*"],
+    config: [".copilot/config.json"],
+    tmp: [],
+    args: [],
   },
 };
 

@@ -172,6 +172,31 @@ describe.skipIf(skip)("--acp opencode --sandbox: `opencode acp` runs in the sand
   }, 60_000);
 });
 
+describe.skipIf(skip)("--acp opencode --sandbox: every turn of the run in the one sandbox", () => {
+  it("a conversation: each turn on the one agent in the sandbox, each counting its own refused connections", async () => {
+    const dir = e2e.workspace();
+    const attack = attackPrompt(`curl -sf -m 5 http://127.0.0.1:${hits.port}/conversation || echo refused`).prompt;
+    const lines = [JSON.stringify({ prompt: attack }), JSON.stringify({ prompt: "scenario:plain acp-sbx-second" })];
+    hits.reset();
+    const run = await e2e.run(
+      ["--acp", "opencode", "--input-format", "jsonl", "--sandbox", "workspace-write", "--auto"],
+      {
+        cwd: dir,
+        stdin: `${lines.join("\n")}\n`,
+      },
+    );
+    const results = run.events.filter((e) => e.type === "result");
+    expect(
+      results.map((r) => r.type === "result" && [r.turn, r.sandbox?.mode, r.sandbox?.refused_connections]),
+    ).toEqual([
+      [1, "workspace-write", 1],
+      [2, "workspace-write", 0],
+    ]);
+    expect(hits.requests).toEqual([]);
+    expect(run.events.at(-1)).toMatchObject({ type: "conversation.result", exit_code: 0 });
+  }, 90_000);
+});
+
 describe("the same attacks through `--acp opencode` without a sandbox succeed (what the sandbox is for)", () => {
   it("writes land outside, the canary is reached, the secrets reach the model", async () => {
     const t = await escapeTurn([]);
@@ -397,8 +422,94 @@ describe.skipIf(skip)("--acp claude --sandbox: claude-agent-acp and Claude Code 
   }, 120_000);
 });
 
-describe("--acp with a sandbox: the agents it cannot confine are refused, never run outside it", () => {
-  it.each(["qwen", "codex", "copilot", "'gemini --acp'", "./my-agent"])(
+describe.skipIf(skip)("--acp qwen, codex, copilot --sandbox: each runs in the sandbox", () => {
+  const qwen = usePeer("qwen");
+  const codex = usePeer("codex");
+  const copilot = usePeer("copilot");
+  /** A tool turn through the agent in the sandbox: exit 0, the command run inside, the provider's host the one allowed. */
+  async function toolTurn(agent: string, env: Record<string, string>, hosts: string[], flags: string[] = []) {
+    const marker = `${agent}-sbx-${secret().slice(0, 6)}`;
+    const run = await e2e.run(
+      ["-q", "-n", "--acp", agent, "--sandbox", "workspace-write", "--auto", ...flags, `scenario:tool ${marker}`],
+      { cwd: e2e.workspace(), extraEnv: env },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events[0]).toMatchObject({
+      type: "run.started",
+      acp: { name: agent },
+      sandbox: { mode: "workspace-write", allowed_hosts: hosts },
+    });
+    expect(run.events.filter((e) => e.type === "tool")).toEqual([
+      expect.objectContaining({
+        tool: "bash",
+        status: "completed",
+        output: expect.stringMatching(/^hi\n?/),
+        error: null,
+      }),
+    ]);
+    expect(run.result).toMatchObject({
+      class: "success",
+      text: "The command printed hi.",
+      tools: { total: 1, failed: 0, denied: 0 },
+      sandbox: { mode: "workspace-write", refused_connections: 0 },
+    });
+    return run;
+  }
+
+  it("qwen: OPENAI_BASE_URL's host through the proxy; exit 0", async () => {
+    await toolTurn("qwen", qwen.env, [new URL(qwen.server.url).host]);
+    expect(qwen.server.requests.filter((r) => r.userText.includes("qwen-sbx-")).length).toBe(2);
+  }, 90_000);
+
+  it("codex: a provider of its config.toml needs --allow-host and --pass-env; Codex's own sandbox is off inside oc-exec's; exit 0", async () => {
+    const host = new URL(codex.server.url).host;
+    // The table's host (OpenAI's), and the one --allow-host adds.
+    await toolTurn(
+      "codex",
+      codex.env,
+      ["api.openai.com:443", host],
+      ["--allow-host", host, "--pass-env", "SCRIPTED_API_KEY"],
+    );
+  }, 90_000);
+
+  it("codex without --pass-env: the key variable its config.toml names stays outside; exit 1 naming it, nothing reaches the provider", async () => {
+    const marker = `codex-sbx-nokey-${secret().slice(0, 6)}`;
+    const run = await e2e.run(
+      ["-q", "-n", "--acp", "codex", "--sandbox", "workspace-write", "--auto", `scenario:tool ${marker}`],
+      { cwd: e2e.workspace(), extraEnv: codex.env },
+    );
+    expect(run.code).toBe(1);
+    expect(run.result).toMatchObject({
+      class: "agent_error",
+      error: { message: "Missing environment variable: `SCRIPTED_API_KEY`." },
+      sandbox: { allowed_hosts: ["api.openai.com:443"] },
+    });
+    expect(codex.server.requests.filter((r) => r.userText.includes(marker))).toEqual([]);
+  }, 60_000);
+
+  it("copilot: its own provider (COPILOT_PROVIDER_BASE_URL) through the proxy; exit 0", async () => {
+    await toolTurn("copilot", copilot.env, [new URL(copilot.server.url).host]);
+  }, 120_000);
+
+  it("copilot with no provider of its own: exit 5 before anything runs, saying what to set", async () => {
+    const { COPILOT_PROVIDER_BASE_URL: _, ...env } = copilot.env;
+    const run = await e2e.run(
+      ["-q", "--acp", "copilot", "--sandbox", "workspace-write", "scenario:plain copilot-nobyok"],
+      {
+        extraEnv: { ...env, COPILOT_PROVIDER_BASE_URL: "" },
+      },
+    );
+    expect(run.code).toBe(5);
+    expect(run.result.error).toMatchObject({
+      name: "SandboxConfigError",
+      message:
+        "--acp copilot runs in a sandbox with a provider of your own only: set COPILOT_PROVIDER_BASE_URL, or name its host with --allow-host HOST[:PORT]",
+    });
+  }, 60_000);
+});
+
+describe("--acp with a sandbox: a command line of your own is refused, never run outside it", () => {
+  it.each(["'gemini --acp'", "./my-agent"])(
     "--acp %s --sandbox workspace-write: exit 5 naming the agent, nothing run",
     async (agent) => {
       const words = agent.startsWith("'") ? agent.slice(1, -1) : agent;
@@ -414,7 +525,7 @@ describe("--acp with a sandbox: the agents it cannot confine are refused, never 
       expect(run.code).toBe(5);
       expect(run.result).toMatchObject({ class: "config_error", exit_code: 5 });
       expect(run.result.error?.message).toBe(
-        `--acp ${name} cannot run in a sandbox (--sandbox) yet: oc-exec confines only the agents whose needs it knows, by name (opencode, gemini, claude); nothing was run`,
+        `--acp ${name} cannot run in a sandbox (--sandbox) yet: oc-exec confines only the agents whose needs it knows, by name (opencode, gemini, qwen, claude, codex, copilot); nothing was run`,
       );
       expect(e2e.requestsFor("acp-unconfined")).toEqual([]);
     },

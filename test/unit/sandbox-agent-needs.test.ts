@@ -43,14 +43,23 @@ describe("agentNeeds", () => {
       { problems: ['GOOGLE_GEMINI_BASE_URL is not an http(s) URL: "file:///etc/passwd"'] },
     ],
   ])("%s", (_, env, expected) => {
-    expect(agentNeeds(gemini, env)).toMatchObject(expected);
+    expect(agentNeeds(gemini, env, "--acp gemini")).toMatchObject(expected);
+  });
+
+  it("an agent with no host of its own (copilot: a provider of yours only) and no base URL: a problem naming what to set", () => {
+    expect(agentNeeds(ACP_SANDBOX_NEEDS.copilot!, {}, "--acp copilot").problems).toEqual([
+      "--acp copilot runs in a sandbox with a provider of your own only: set COPILOT_PROVIDER_BASE_URL, or name its host with --allow-host HOST[:PORT]",
+    ]);
+    expect(
+      agentNeeds(ACP_SANDBOX_NEEDS.copilot!, { COPILOT_PROVIDER_BASE_URL: "https://llm.example/v1" }, "--acp copilot"),
+    ).toMatchObject({ hosts: ["llm.example:443"], problems: [] });
   });
 
   it("the built-in names carry their needs; opencode's are its own; a command line has none", () => {
     expect(resolveAcp("gemini", "--acp").sandbox).toBe(gemini);
     expect(resolveAcp("opencode", "--acp").sandbox).toBeNull();
     expect(resolveAcp("claude", "--acp").sandbox).toBe(ACP_SANDBOX_NEEDS.claude);
-    expect(resolveAcp("qwen", "--acp").sandbox).toBeNull();
+    expect(resolveAcp("qwen", "--acp").sandbox).toBe(ACP_SANDBOX_NEEDS.qwen);
     expect(resolveAcp("gemini --acp", "--acp").sandbox).toBeNull();
   });
 });

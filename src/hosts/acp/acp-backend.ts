@@ -88,9 +88,11 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     // port of its own, reached directly (the sandbox's loopback is its own), not through the proxy.
     const own =
       sandbox && isOpencode ? { args: ["--port", String(OPENCODE_ACP_PORT)], ports: [OPENCODE_ACP_PORT] } : null;
+    // What the table adds to another agent's command in the sandbox (plan/acp-spec.ts).
+    const added = sandbox && spec.acp.sandbox ? spec.acp.sandbox.args : [];
     const launch = {
       file: argv[0]!,
-      args: [...argv.slice(1), ...(own?.args ?? [])],
+      args: [...argv.slice(1), ...(own?.args ?? []), ...added],
       env: { ...env, PWD: spec.dir, ...(sandbox ? {} : { TMPDIR: ownTmp(spec.env) }) },
       ...(own ? { ownLoopback: own.ports } : {}),
       ...(sandbox && spec.acp.sandbox ? { tmpVars: spec.acp.sandbox.tmp } : {}),

@@ -143,7 +143,7 @@ export function modelsNeeds(sources: ConfigSource[], models: readonly (string | 
  * provider's hosts, or the host a base-URL variable set here names instead; its keys, masked and
  * sent to those hosts only. opencode's configuration is not this agent's: none of it counts.
  */
-export function agentNeeds(agent: AcpSandboxNeeds, env: NodeJS.ProcessEnv): ProviderNeeds {
+export function agentNeeds(agent: AcpSandboxNeeds, env: NodeJS.ProcessEnv, shown: string): ProviderNeeds {
   const moved = agent.baseUrls.map((name) => env[name]).find((url): url is string => !!url);
   const host = moved ? hostOfUrl(moved) : null;
   const hosts = host ? [host] : [...agent.hosts];
@@ -158,7 +158,13 @@ export function agentNeeds(agent: AcpSandboxNeeds, env: NodeJS.ProcessEnv): Prov
     credentials: tls ? [...agent.keys].sort().map((name) => ({ name, hosts, tls })) : [],
     providers: [{ hosts, tls }],
     problems:
-      moved && !host ? [`${agent.baseUrls.find((n) => env[n])} is not an http(s) URL: ${JSON.stringify(moved)}`] : [],
+      moved && !host
+        ? [`${agent.baseUrls.find((n) => env[n])} is not an http(s) URL: ${JSON.stringify(moved)}`]
+        : hosts.length === 0
+          ? [
+              `${shown} runs in a sandbox with a provider of your own only: set ${agent.baseUrls.join(" or ")}, or name its host with --allow-host HOST[:PORT]`,
+            ]
+          : [],
   };
 }
 
