@@ -90,7 +90,8 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     baseUrls: ["COPILOT_PROVIDER_BASE_URL"],
     keys: ["COPILOT_PROVIDER_API_KEY"],
     env: ["COPILOT_MODEL", "COPILOT_OFFLINE", "COPILOT_AUTO_UPDATE", "COPILOT_PROVIDER_*"],
-    config: [".copilot/config.json"],
+    // Not ~/.copilot/config.json: Copilot keeps its GitHub token there where no keychain is.
+    config: [],
     tmp: [],
     args: [],
   },
