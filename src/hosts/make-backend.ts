@@ -87,6 +87,7 @@ function openAgentSandbox(placement: Placement, spec: NonNullable<Placement["san
       models: [],
       configs: [],
       agent: agentNeeds(agent, placement.env, `${placement.names.acp} ${placement.acp!.name}`),
+      protect: agent.workspace,
     },
   );
 }

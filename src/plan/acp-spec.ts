@@ -42,6 +42,11 @@ export type AcpSandboxNeeds = {
   tmp: readonly string[];
   /** Arguments added to its command in the sandbox. */
   args: readonly string[];
+  /**
+   * Its configuration directories in the workspace (hooks, MCP servers: code its next run outside
+   * the sandbox would run): read-only inside, made to exist beforehand, as `.opencode` is for opencode.
+   */
+  workspace: readonly string[];
 };
 
 export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandboxNeeds>> = {
@@ -53,6 +58,7 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     config: [".gemini/settings.json", ".gemini/GEMINI.md"],
     tmp: [],
     args: [],
+    workspace: [".gemini"],
   },
   qwen: {
     hosts: ["api.openai.com:443"],
@@ -62,6 +68,7 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     config: [".qwen/settings.json", ".qwen/QWEN.md"],
     tmp: [],
     args: [],
+    workspace: [".qwen"],
   },
   claude: {
     hosts: ["api.anthropic.com:443"],
@@ -72,6 +79,7 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     // Claude Code's shell keeps its working files in CLAUDE_CODE_TMPDIR, else /tmp (read-only inside).
     tmp: ["CLAUDE_CODE_TMPDIR"],
     args: [],
+    workspace: [".claude"],
   },
   codex: {
     hosts: ["api.openai.com:443"],
@@ -83,6 +91,7 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     // Codex's own sandbox (bubblewrap, seccomp) cannot start inside oc-exec's: its commands would
     // hang. oc-exec's sandbox holds the agent and them instead.
     args: ["-c", 'sandbox_mode="danger-full-access"'],
+    workspace: [".codex"],
   },
   copilot: {
     // A provider of your own (BYOK) only: its GitHub sign-in stays outside the sandbox.
@@ -94,6 +103,7 @@ export const ACP_SANDBOX_NEEDS: Partial<Record<keyof typeof ACP_AGENTS, AcpSandb
     config: [],
     tmp: [],
     args: [],
+    workspace: [],
   },
 };
 

@@ -162,6 +162,12 @@ export async function openSandbox(
      * key store is not passed in.
      */
     agent?: ProviderNeeds;
+    /**
+     * Directories of the workspace the agent reads its configuration from (hooks, MCP servers: code a
+     * later run outside the sandbox would run), kept read-only in workspace-write and made to exist
+     * beforehand, as `.opencode` is.
+     */
+    protect?: readonly string[];
   },
 ): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
   // Checked first: a configuration error, whatever the machine can do.
@@ -215,6 +221,8 @@ export async function openSandbox(
           },
         ]
       : [];
+  const protectedDirs =
+    spec.mode === "workspace-write" ? (context.protect ?? []).map((dir) => join(context.workspace, dir)) : [];
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -230,7 +238,7 @@ export async function openSandbox(
     socat: linux ? socatWithoutDelay() : null,
     authStore,
     gitConfig,
-    readOnly: readOnlyForLinks(linked, context.workspace),
+    readOnly: [...readOnlyForLinks(linked, context.workspace), ...protectedDirs],
   });
   const limit = openProcessLimit(maxProcesses);
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.masked ? [AUTH_VARIABLE] : [])];
@@ -252,6 +260,7 @@ export async function openSandbox(
   if ("problem" in narrowed) return failed(narrowed.problem);
   try {
     prepareOpencodeDirs(context.env, context.workspace);
+    for (const dir of protectedDirs) prepareProtectedDir(dir);
     await hostEnv(() => SandboxManager.initialize(config));
   } catch (error) {
     return failed((error as Error).message);
@@ -444,6 +453,16 @@ function ownLoopback(ports: readonly number[]): string[] {
   if (ports.length === 0) return [];
   const hosts = ports.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`]).join(",");
   return [`NO_PROXY=${hosts}`, `no_proxy=${hosts}`];
+}
+
+/**
+ * A directory the agent may not write, made to exist (a missing one could be created inside and
+ * read by a later run outside), with a .gitignore that names only itself so git shows nothing new.
+ */
+function prepareProtectedDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const ignore = join(dir, ".gitignore");
+  if (!existsSync(ignore)) writeFileSafely(ignore, ".gitignore\n");
 }
 
 export const newCommandId = () => `oc-exec-${randomUUID()}`;
