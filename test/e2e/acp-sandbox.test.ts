@@ -197,6 +197,53 @@ describe.skipIf(skip)("--acp opencode --sandbox: every turn of the run in the on
   }, 90_000);
 });
 
+describe.skipIf(skip)("--acp opencode --sandbox: --verify's checks run in the sandbox too", () => {
+  it("a check that writes outside the workspace and reaches the canary: both refused inside; the repair round passes (exit 0)", async () => {
+    const dir = e2e.workspace();
+    const outsideFile = join(dir, "..", `verify-escape-${secret().slice(0, 6)}.txt`);
+    const m = `acp-sbx-verify-${secret().slice(0, 8)}`;
+    hits.reset();
+    // Escapes first (their outcome ignored), then the real check.
+    const check = `touch ${outsideFile}; curl -sf -m 5 http://127.0.0.1:${hits.port}/verify; test -f fixed.txt || { echo 'fixed.txt is missing'; exit 3; }`;
+    const run = await e2e.run(
+      [
+        "-q",
+        "--acp",
+        "opencode",
+        "--sandbox",
+        "workspace-write",
+        "--auto",
+        "--verify",
+        check,
+        `scenario:verify-fix ${m}`,
+      ],
+      { cwd: dir },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const finished = run.events.filter((e) => e.type === "verify.finished") as { round: number; passed: boolean }[];
+    expect(finished.map((e) => [e.round, e.passed])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(existsSync(outsideFile)).toBe(false);
+    expect(hits.requests).toEqual([]);
+    expect(run.result).toMatchObject({ class: "success", sandbox: { mode: "workspace-write" } });
+    // The same check without the sandbox: the file lands outside and each round reaches the canary.
+    const bareDir = e2e.workspace();
+    const bare = await e2e.run(
+      ["-q", "--acp", "opencode", "--auto", "--verify", check, `scenario:verify-fix ${m}-bare`],
+      { cwd: bareDir },
+    );
+    try {
+      expect(bare.code, bare.stderr).toBe(0);
+      expect(existsSync(outsideFile)).toBe(true);
+      expect(hits.requests).toEqual(["/verify", "/verify"]);
+    } finally {
+      rmSync(outsideFile, { force: true });
+    }
+  }, 120_000);
+});
+
 describe("the same attacks through `--acp opencode` without a sandbox succeed (what the sandbox is for)", () => {
   it("writes land outside, the canary is reached, the secrets reach the model", async () => {
     const t = await escapeTurn([]);
