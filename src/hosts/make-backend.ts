@@ -2,11 +2,16 @@
 // (--attach), else `opencode run`, in a sandbox when the caller asked for one. Callers (the
 // library's runTurn, the CLI, a batch, a conversation) make it before their first turn, hand the
 // same value to every turn, and close it when the run ends.
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
 import type { Backend } from "../engine/backend.js";
+import type { AcpSandboxNeeds } from "../plan/acp-spec.js";
 import type { Placement } from "../plan/placement.js";
 import { makeAcpBackend } from "./acp/acp-backend.js";
 import { makeProcessBackend } from "./process/process-backend.js";
+import { agentNeeds } from "./sandbox/providers.js";
 import { openSandbox } from "./sandbox/sandbox.js";
 import { makeServerBackend } from "./server/server-backend.js";
 import { makeSshBackend } from "./ssh/ssh-backend.js";
@@ -20,7 +25,16 @@ import { makeWarmBackend } from "./warm/warm-backend.js";
 export async function makeBackend(placement: Placement, startup?: AbortSignal): Promise<Backend> {
   if (placement.warm && placement.attach === null)
     return makeWarmBackend(placement, () => makeBackend({ ...placement, warm: false }));
-  if (placement.acp) return makeAcpBackend({ ...placement, acp: placement.acp, signal: startup });
+  if (placement.acp) {
+    // The agent runs in the sandbox as `opencode run` does, and every command it runs with it; a
+    // sandbox that cannot be set up starts no agent (the problem stops every turn).
+    const sandbox = placement.sandbox
+      ? placement.acp.sandbox
+        ? await openAgentSandbox(placement, placement.sandbox, placement.acp.sandbox)
+        : await openPlacementSandbox(placement, placement.sandbox)
+      : null;
+    return makeAcpBackend({ ...placement, acp: placement.acp, sandbox, signal: startup });
+  }
   if (placement.attach !== null)
     return makeServerBackend({ attach: placement.attach, label: placement.names.attach, env: placement.env });
   if (placement.ssh)
@@ -32,16 +46,7 @@ export async function makeBackend(placement: Placement, startup?: AbortSignal): 
     });
   if (!placement.sandbox)
     return makeProcessBackend({ opencode: placement.opencode, env: placement.env, sandbox: null, signal: startup });
-  const dir = placement.dir;
-  // Bad inherited content: the turn reports it when it opens; the hosts come from the files.
-  const content = "content" in placement.opencodeConfig ? placement.opencodeConfig.content : undefined;
-  const opened = await openSandbox(placement.sandbox, {
-    workspace: dir,
-    env: placement.env,
-    // The fallback model's provider too: a turn may end on it (--fallback-model).
-    models: [placement.models.model, ...(placement.models.fallback ? [placement.models.fallback] : [])],
-    configs: readOpencodeConfigs(placement.env, dir, content),
-  });
+  const opened = await openPlacementSandbox(placement, placement.sandbox);
   const backend = await makeProcessBackend({
     signal: startup,
     opencode: placement.opencode,
@@ -50,6 +55,41 @@ export async function makeBackend(placement: Placement, startup?: AbortSignal): 
   });
   // Fails closed: a sandbox that cannot be set up stops every turn before opencode starts.
   return "problem" in opened ? { ...backend, problem: backend.problem ?? opened.problem } : backend;
+}
+
+/** The run's sandbox, with the providers of opencode's configuration and the run's models let through. */
+function openPlacementSandbox(placement: Placement, spec: NonNullable<Placement["sandbox"]>) {
+  const dir = placement.dir;
+  // Bad inherited content: the turn reports it when it opens; the hosts come from the files.
+  const content = "content" in placement.opencodeConfig ? placement.opencodeConfig.content : undefined;
+  return openSandbox(spec, {
+    workspace: dir,
+    env: placement.env,
+    // The fallback model's provider too: a turn may end on it (--fallback-model).
+    models: [placement.models.model, ...(placement.models.fallback ? [placement.models.fallback] : [])],
+    configs: readOpencodeConfigs(placement.env, dir, content),
+  });
+}
+
+/**
+ * The run's sandbox for an ACP agent other than opencode: its provider's hosts and keys
+ * (plan/acp-spec.ts's table) through the proxy, its other variables passed in, its configuration
+ * files shown read-only; HOME, where its state directory is, is the sandbox's throwaway one.
+ */
+function openAgentSandbox(placement: Placement, spec: NonNullable<Placement["sandbox"]>, agent: AcpSandboxNeeds) {
+  const home = placement.env.HOME || homedir();
+  const config = agent.config.map((path) => join(home, path)).filter((path) => existsSync(path));
+  return openSandbox(
+    { ...spec, readable: [...spec.readable, ...config], passEnv: [...spec.passEnv, ...agent.baseUrls, ...agent.env] },
+    {
+      workspace: placement.dir,
+      env: placement.env,
+      models: [],
+      configs: [],
+      agent: agentNeeds(agent, placement.env, `${placement.names.acp} ${placement.acp!.name}`),
+      protect: agent.workspace,
+    },
+  );
 }
 
 /** Ends what a backend holds for the run; a backend that failed to be made holds nothing. */

@@ -8,7 +8,7 @@ import { ConfigError } from "../domain/outcome/errors.js";
 import { API_LABELS, type OptionLabels } from "../domain/outcome/labels.js";
 import { type Limit, parseDuration } from "../kernel/duration.js";
 import { readEnvironment } from "../kernel/environment.js";
-import { type AcpSpec, resolveAcp } from "./acp-spec.js";
+import { ACP_SANDBOX_NEEDS, type AcpSpec, resolveAcp } from "./acp-spec.js";
 import { checkers } from "./checks.js";
 import { DEFAULTS, type RunTurnOptions } from "./options.js";
 import { SANDBOX_MODES, type SandboxSpec, writableProblem } from "./sandbox-spec.js";
@@ -100,10 +100,11 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
   const warm = attach === null && acp === null && (options.warm ?? own.warm);
   const ssh = resolveSsh(options, labels, own.sshConfig);
   const sandbox = resolveSandbox(ssh ? { ...options, passEnv: undefined } : options, env, labels);
-  // Never a turn run unsandboxed because it went through another agent: not built yet, so refused.
-  if (acp && sandbox)
+  // Never a turn run unsandboxed because it went through another agent: opencode and the agents
+  // whose needs the table knows (acp-spec.ts) run in the sandbox; any other is refused.
+  if (acp && sandbox && acp.argv !== null && acp.sandbox === null)
     throw new ConfigError(
-      `${acpName} cannot be combined with a sandbox (${options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX"}) yet: an ACP agent runs unsandboxed; nothing was run`,
+      `${acpName} ${acp.name} cannot run in a sandbox (${options.sandbox !== undefined ? labels.sandbox : "OC_EXEC_SANDBOX"}) yet: oc-exec confines only the agents whose needs it knows, by name (${sandboxedAgents()}); nothing was run`,
       "UsageError",
     );
   // Never a turn run unsandboxed because it went to another host: the sandbox is this machine's.
@@ -142,6 +143,9 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
     },
   };
 }
+
+/** The built-in agents that run in a sandbox: opencode, and those whose needs the table knows. */
+const sandboxedAgents = () => ["opencode", ...Object.keys(ACP_SANDBOX_NEEDS)].join(", ");
 
 /** HOST or HOST:PORT; an IPv6 address in brackets. */
 const HOST_ENTRY = /^(\*\.)?([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/;

@@ -211,10 +211,16 @@ describe("--acp: what is checked before a turn", () => {
     expect(e2e.requestsFor("acp-batch-refused")).toEqual([]);
   });
 
-  it("--acp with --attach, --warm or a sandbox: exit 5, nothing run", async () => {
-    for (const extra of [["--attach", "http://127.0.0.1:9"], ["--warm"], ["--sandbox", "read-only"]]) {
+  it("--acp with --attach or --warm: exit 5 naming both, nothing run", async () => {
+    for (const [extra, other] of [
+      [["--attach", "http://127.0.0.1:9"], "--attach"],
+      [["--warm"], "--warm"],
+    ] as const) {
       const run = await e2e.run(["-q", "--acp", "opencode", ...extra, "scenario:plain acp-conflict"]);
       expect(run.code).toBe(5);
+      expect(run.result.error?.message).toBe(
+        `--acp runs the turn through an agent started for it; it cannot go with ${other}`,
+      );
     }
     expect(e2e.requestsFor("acp-conflict")).toEqual([]);
   });

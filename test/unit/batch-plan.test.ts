@@ -64,11 +64,17 @@ describe("planBatch", () => {
       { id: "far", prompt: "x", acp: "claude", ssh: "build-box" },
     );
     const byEnv = planBatch(tasks, new Map(), { env: { OC_EXEC_ACP: "gemini" }, dir }, {}, {}, names).planned;
-    expect(byEnv.run.map((p) => [p.task.id, p.options.placement.acp, p.options.placement.ssh?.destination])).toEqual([
-      ["env", { name: "gemini", argv: ["gemini", "--acp"] }, undefined],
-      ["own", { name: "qwen", argv: ["qwen", "--acp"] }, undefined],
+    const where = (p: (typeof byEnv.run)[number]) => [
+      p.task.id,
+      p.options.placement.acp?.name,
+      p.options.placement.acp?.argv,
+      p.options.placement.ssh?.destination,
+    ];
+    expect(byEnv.run.map(where)).toEqual([
+      ["env", "gemini", ["gemini", "--acp"], undefined],
+      ["own", "qwen", ["qwen", "--acp"], undefined],
       // On its host: the agent runs there.
-      ["far", { name: "claude", argv: ["claude-agent-acp"] }, "build-box"],
+      ["far", "claude", ["claude-agent-acp"], "build-box"],
     ]);
     expect(byEnv.problems).toEqual([]);
     // Every task on the one server --attach names: an agent of a task's own cannot be that.

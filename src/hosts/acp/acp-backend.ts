@@ -16,6 +16,7 @@ import { DEFAULTS } from "../../plan/options.js";
 import type { Placement } from "../../plan/placement.js";
 import { hostOf } from "../../plan/ssh-spec.js";
 import { ownTempDir } from "../../sys/own-temp.js";
+import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { openRemoteStream } from "../ssh/remote-launch.js";
 import { parseMarker } from "../ssh/remote-script.js";
 import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
@@ -24,18 +25,34 @@ import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
 export type AcpBackendSpec = Pick<
   Placement,
   "opencode" | "env" | "names" | "dir" | "opencodeConfig" | "policy" | "startupTimeout" | "ssh"
-> & { acp: AcpSpec; signal?: AbortSignal };
+> & {
+  acp: AcpSpec;
+  /**
+   * The run's sandbox, opened (the agent and every command it runs go in it), or why it could not
+   * be (no agent is started: the problem stops every turn), or null for none.
+   */
+  sandbox: { sandbox: Sandbox } | { problem: LaunchProblem } | null;
+  signal?: AbortSignal;
+};
+
+/** The port `opencode acp` serves itself on in a sandbox (its default; the sandbox's relays use 3128 and 1080). */
+const OPENCODE_ACP_PORT = 4096;
 
 export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
   let argv = spec.acp.argv;
-  let problem: LaunchProblem | null = null;
+  const sandbox = spec.sandbox && "sandbox" in spec.sandbox ? spec.sandbox.sandbox : null;
+  // Fails closed: never an agent started outside the sandbox that was asked for.
+  let problem: LaunchProblem | null = spec.sandbox && "problem" in spec.sandbox ? spec.sandbox.problem : null;
   let version: string | null = null;
   const warnings: Warning[] = [];
   // On another host (--ssh): the agent runs there, its JSON-RPC over the connection's stdio; its
   // command is found on that host's PATH (opencode: --opencode there, else `opencode`).
   const { ssh } = spec;
-  const remote = ssh ? await openRemoteStream(ssh, spec.env, spec.startupTimeout?.ms ?? null) : null;
-  if (ssh) {
+  const remote =
+    ssh && problem === null ? await openRemoteStream(ssh, spec.env, spec.startupTimeout?.ms ?? null) : null;
+  if (problem !== null) {
+    // The sandbox's problem is the run's: nothing is looked for or started.
+  } else if (ssh) {
     argv ??= [spec.opencode ?? "opencode", "acp"];
     if (remote && "problem" in remote) problem = remote.problem;
   } else if (argv === null) {
@@ -83,21 +100,34 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
     if (marker?.kind === "problem" && marker.what === "not-found") missingThere = true;
     return marker !== null;
   };
+  // One id for the agent's whole run in the sandbox: the proxy keeps its refusals under it.
+  const id = newCommandId();
   if (problem === null && argv !== null && ready) {
     const env = isOpencode ? buildEnv(spec.env, { permission: policy, configContent: content }) : buildEnv(spec.env);
-    const launch =
+    // In a sandbox, TMPDIR is the sandbox's own (removed at its close).
+    // `opencode acp` starts a server and speaks to it over HTTP on loopback: in the sandbox, on a
+    // port of its own, reached directly (the sandbox's loopback is its own), not through the proxy.
+    const own =
+      sandbox && isOpencode ? { args: ["--port", String(OPENCODE_ACP_PORT)], ports: [OPENCODE_ACP_PORT] } : null;
+    // What the table adds to another agent's command in the sandbox (plan/acp-spec.ts).
+    const added = sandbox && spec.acp.sandbox ? spec.acp.sandbox.args : [];
+    const launch = {
+      file: argv[0]!,
+      args: [...argv.slice(1), ...(own?.args ?? []), ...added],
+      env: { ...env, PWD: spec.dir, ...(sandbox ? {} : { TMPDIR: ownTmp(spec.env) }) },
+      ...(own ? { ownLoopback: own.ports } : {}),
+      ...(sandbox && spec.acp.sandbox ? { tmpVars: spec.acp.sandbox.tmp } : {}),
+    };
+    // On a host, the ssh script's own TMPDIR there; no sandbox goes with --ssh (placement.ts).
+    const there =
       remote && !("problem" in remote)
         ? remote.launch({ file: argv[0]!, args: argv.slice(1), env }, spec.env, DEFAULTS.killAfterMs)
         : null;
+    const wrapped = sandbox ? await sandbox.wrap(launch, id) : launch;
     const started = await startAcpAgent({
-      ...(launch
-        ? { file: launch.file, args: launch.args, env: launch.env, cwd: process.cwd(), input: launch.input, ownLine }
-        : {
-            file: argv[0]!,
-            args: argv.slice(1),
-            env: { ...env, PWD: spec.dir, TMPDIR: ownTmp(spec.env) },
-            cwd: spec.dir,
-          }),
+      ...(there
+        ? { file: there.file, args: there.args, env: there.env, cwd: process.cwd(), input: there.input, ownLine }
+        : { ...wrapped, cwd: spec.dir }),
       startup: spec.startupTimeout,
       killAfterMs: DEFAULTS.killAfterMs,
       split: splitterOptions(DEFAULTS.maxLineBytes, DEFAULTS.maxOutputBytes).stderr,
@@ -136,11 +166,18 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
           },
         }
       : {}),
+    ...(sandbox
+      ? { sandbox: sandbox.info, wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()) }
+      : {}),
     problem,
     async close() {
-      await agent?.close();
-      await remoteClose();
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      try {
+        await agent?.close();
+      } finally {
+        await remoteClose();
+        if (tmp) rmSync(tmp, { recursive: true, force: true });
+        await sandbox?.close();
+      }
     },
     check(plan) {
       // A session is continued when the agent made it in this run (a conversation's next turn,
@@ -180,7 +217,10 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
             message: `${shown} on ${ssh?.destination}: its directory there is not known`,
           },
         };
+      // The agent's refusals since this turn began: the agent serves every turn of the run.
+      const before = sandbox ? sandbox.refused(id).length : 0;
       return {
+        ...(sandbox ? { refused: () => sandbox.refused(id).slice(before) } : {}),
         source: agent.turn({
           cwd,
           session: plan.session.id,

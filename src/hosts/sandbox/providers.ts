@@ -5,6 +5,7 @@
 // would get the real key (the proxy puts it into requests to the providers' hosts).
 // Pure: the configuration sources in, the allow-list out.
 import { type ConfigSource, sourceLabel } from "../../domain/opencode/config-sources.js";
+import type { AcpSandboxNeeds } from "../../plan/acp-spec.js";
 
 /** opencode's built-in providers: where their API is and which variables hold their keys. */
 export const KNOWN_PROVIDERS: Record<string, { hosts: string[]; env: string[] }> = {
@@ -134,6 +135,36 @@ export function modelsNeeds(sources: ConfigSource[], models: readonly (string | 
     credentials: mergeCredentials(each.flatMap((n) => n.credentials)),
     providers: each.flatMap((n) => n.providers),
     problems: [...new Set(each.flatMap((n) => n.problems))],
+  };
+}
+
+/**
+ * What an ACP agent other than opencode needs through the proxy (plan/acp-spec.ts's table): its
+ * provider's hosts, or the host a base-URL variable set here names instead; its keys, masked and
+ * sent to those hosts only. opencode's configuration is not this agent's: none of it counts.
+ */
+export function agentNeeds(agent: AcpSandboxNeeds, env: NodeJS.ProcessEnv, shown: string): ProviderNeeds {
+  const moved = agent.baseUrls.map((name) => env[name]).find((url): url is string => !!url);
+  const host = moved ? hostOfUrl(moved) : null;
+  const hosts = host ? [host] : [...agent.hosts];
+  // The table's hosts are all https.
+  const tls = host ? moved!.startsWith("https:") : true;
+  return {
+    hosts: [...hosts].sort(),
+    credentialVars: [...agent.keys].sort(),
+    // Masked over TLS only, where the proxy terminates it and puts the real key in. Over plain HTTP
+    // a Node agent (gemini-cli) tunnels through the proxy (CONNECT), which then sees no header to
+    // put a key into: the key is passed in as it is, as --pass-env would.
+    credentials: tls ? [...agent.keys].sort().map((name) => ({ name, hosts, tls })) : [],
+    providers: [{ hosts, tls }],
+    problems:
+      moved && !host
+        ? [`${agent.baseUrls.find((n) => env[n])} is not an http(s) URL: ${JSON.stringify(moved)}`]
+        : hosts.length === 0
+          ? [
+              `${shown} runs in a sandbox with a provider of your own only: set ${agent.baseUrls.join(" or ")}, or name its host with --allow-host HOST[:PORT]`,
+            ]
+          : [],
   };
 }
 

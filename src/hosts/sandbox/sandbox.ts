@@ -32,7 +32,7 @@ import {
 } from "./policy.js";
 import { preparePrivateState, privateXdg } from "./private-state.js";
 import { DEFAULT_MAX_PROCESSES, openProcessLimit } from "./process-limit.js";
-import { modelsNeeds, untrustedConfigProblems } from "./providers.js";
+import { modelsNeeds, type ProviderNeeds, untrustedConfigProblems } from "./providers.js";
 import { keepLeaves, sandboxCa, seedLeaves } from "./proxy-ca.js";
 import { noDelayOnAccept, socatWithoutDelay } from "./relays.js";
 
@@ -45,7 +45,18 @@ export type SandboxInfo = {
   process_limit?: number | null;
 };
 
-export type Launch = { file: string; args: string[]; env: Record<string, string> };
+export type Launch = {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * Ports on the sandbox's own loopback the command reaches directly, not through the proxy: a
+   * server of its own inside (`opencode acp` speaks to the one it starts). Nothing outside listens there.
+   */
+  ownLoopback?: readonly number[];
+  /** Variables besides TMPDIR that the command takes its temporary directory from: the sandbox's own. */
+  tmpVars?: readonly string[];
+};
 
 export type Sandbox = {
   info: SandboxInfo;
@@ -145,6 +156,18 @@ export async function openSandbox(
     /** The models its turns may use (null: opencode's configured one): their providers get through. */
     models: (string | null)[];
     configs: ConfigSource[];
+    /**
+     * For an ACP agent that is not opencode: what it needs through the proxy (providers.ts's
+     * agentNeeds), instead of what opencode's configuration and the models say; opencode's own
+     * key store is not passed in.
+     */
+    agent?: ProviderNeeds;
+    /**
+     * Directories of the workspace the agent reads its configuration from (hooks, MCP servers: code a
+     * later run outside the sandbox would run), kept read-only in workspace-write and made to exist
+     * beforehand, as `.opencode` is.
+     */
+    protect?: readonly string[];
   },
 ): Promise<{ sandbox: Sandbox } | { problem: LaunchProblem }> {
   // Checked first: a configuration error, whatever the machine can do.
@@ -164,7 +187,7 @@ export async function openSandbox(
     return {
       problem: { name: "SandboxUnavailable", message: `--sandbox ${spec.mode} cannot be set up: ${unavailable}` },
     };
-  const needs = modelsNeeds(context.configs, context.models);
+  const needs = context.agent ?? modelsNeeds(context.configs, context.models);
   if (needs.problems.length > 0 && spec.allowHosts.length === 0)
     return { problem: { name: "SandboxConfigError", message: needs.problems.join("; ") } };
   const maxProcesses = processLimitOf(context.env);
@@ -180,7 +203,7 @@ export async function openSandbox(
   const linux = process.platform === "linux";
   const masked = linux ? needs.credentials.filter((c) => context.env[c.name]) : [];
   // So are the keys of opencode's own key store (its file, or the variable that replaces it).
-  const found = opencodeAuthStore(context.env, needs.providers, readText);
+  const found = context.agent ? null : opencodeAuthStore(context.env, needs.providers, readText);
   const authStore = found && { ...found, masked: found.masked && linux };
   // And the token actions/checkout leaves in the repository's config.
   const gitConfig = gitConfigCredentials(context.workspace, readText, isDirectory);
@@ -198,6 +221,8 @@ export async function openSandbox(
           },
         ]
       : [];
+  const protectedDirs =
+    spec.mode === "workspace-write" ? (context.protect ?? []).map((dir) => join(context.workspace, dir)) : [];
   const config = runtimeConfig({
     spec,
     workspace: context.workspace,
@@ -213,7 +238,7 @@ export async function openSandbox(
     socat: linux ? socatWithoutDelay() : null,
     authStore,
     gitConfig,
-    readOnly: readOnlyForLinks(linked, context.workspace),
+    readOnly: [...readOnlyForLinks(linked, context.workspace), ...protectedDirs],
   });
   const limit = openProcessLimit(maxProcesses);
   const maskedVars = [...masked.map((c) => c.name), ...(authStore?.masked ? [AUTH_VARIABLE] : [])];
@@ -235,6 +260,7 @@ export async function openSandbox(
   if ("problem" in narrowed) return failed(narrowed.problem);
   try {
     prepareOpencodeDirs(context.env, context.workspace);
+    for (const dir of protectedDirs) prepareProtectedDir(dir);
     await hostEnv(() => SandboxManager.initialize(config));
   } catch (error) {
     return failed((error as Error).message);
@@ -276,7 +302,9 @@ export async function openSandbox(
           "NO_PROXY",
           "-u",
           "no_proxy",
+          ...ownLoopback(command.ownLoopback ?? []),
           `TMPDIR=${tmp}`,
+          ...(command.tmpVars ?? []).map((name) => `${name}=${tmp}`),
           command.file,
           ...command.args,
         ]
@@ -418,6 +446,23 @@ function prepareOpencodeDirs(env: NodeJS.ProcessEnv, workspace: string): void {
     // then says it cannot write the file (sys/safe-write.ts).
     if (!existsSync(ignore)) writeFileSafely(ignore, OPENCODE_GITIGNORE);
   }
+}
+
+/** NO_PROXY (both spellings) naming the command's own loopback ports, each with its port. */
+function ownLoopback(ports: readonly number[]): string[] {
+  if (ports.length === 0) return [];
+  const hosts = ports.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`]).join(",");
+  return [`NO_PROXY=${hosts}`, `no_proxy=${hosts}`];
+}
+
+/**
+ * A directory the agent may not write, made to exist (a missing one could be created inside and
+ * read by a later run outside), with a .gitignore that names only itself so git shows nothing new.
+ */
+function prepareProtectedDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const ignore = join(dir, ".gitignore");
+  if (!existsSync(ignore)) writeFileSafely(ignore, ".gitignore\n");
 }
 
 export const newCommandId = () => `oc-exec-${randomUUID()}`;
