@@ -63,4 +63,18 @@ describe.skipIf(skip)("names the agent chooses, in the job log under GitHub Acti
     // The link itself is gone (it led out of the workspace), whatever its name.
     expect(existsSync(join(workspace, link))).toBe(false);
   }, 90_000);
+
+  it("a link at --junit's path whose target holds a line break: the refusal names it on one line", async () => {
+    const script = `ln -s "$(printf 'x\\n::stop-commands::J')" report.xml && echo planted`;
+    const run = await e2e.run(
+      ["--sandbox", "workspace-write", "--auto", "--junit", "report.xml", attackPrompt(script).prompt],
+      {
+        cwd: e2e.workspace(),
+        extraEnv: { GITHUB_ACTIONS: "true" },
+      },
+    );
+    expect(run.code).toBe(5);
+    expect(commandLines(run.stderr)).toEqual([]);
+    expect(run.stderr).toContain("(to x\\n::stop-commands::J)");
+  }, 90_000);
 });
