@@ -236,3 +236,43 @@ describe.skipIf(skip)("named pipes the agent leaves in the workspace, read by th
     expect(await nextStep(workspace)).toMatchObject({ code: 0, stdout: "read\n" });
   });
 });
+
+describe.skipIf(skip)("sparse files the agent leaves for the patch hand-off", () => {
+  // `truncate` costs the agent no disk. Before the limit, oc-exec read, hashed and compressed each
+  // whole after the turn: three of 1,900 MB took it 30 s more than the turn, 4 GB of memory and a
+  // 7.5 MB patch here (a thousand: hours of the job, and a patch too large to write at the end).
+  const PLANT = "for i in 1 2 3; do truncate -s 1900M big$i.bin; done; echo small > small.txt; echo planted";
+
+  it("growth past 256 MiB is not read: no patch, an output_patch_failed warning naming the file, the turn's result as it was", async () => {
+    const workspace = e2e.workspace();
+    const { execFileSync } = await import("node:child_process");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
+        cwd: workspace,
+        env: e2e.home.env,
+      });
+    git("init", "-q");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(join(workspace, "a.txt"), "a\n");
+    git("add", "-A");
+    git("commit", "-qm", "base");
+    const patch = join(e2e.home.root, "agent.patch");
+    const run = await e2e.run(
+      ["-q", "--sandbox", "workspace-write", "--auto", "--output-patch", patch, attackPrompt(PLANT).prompt],
+      { cwd: workspace },
+    );
+    try {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.result).toMatchObject({ class: "success" });
+      expect(run.result.output_patch).toBeUndefined();
+      expect(existsSync(patch)).toBe(false);
+      expect(run.events.filter((e) => e.type === "warning" && e.code === "output_patch_failed")).toEqual([
+        expect.objectContaining({
+          message: `could not write --output-patch ${patch}: the workspace's files hold more than 256 MiB beyond what they held before the turn (big1.bin is 1992294400 bytes): too large for a patch`,
+        }),
+      ]);
+    } finally {
+      for (const i of [1, 2, 3]) rmSync(join(workspace, `big${i}.bin`), { force: true });
+    }
+  });
+});
