@@ -2,7 +2,16 @@
 // workspace-write, the scripted model playing a prompt-injected agent (attackPrompt), then the step
 // the CI job runs next. Each attack's working without the protection is shown in the unit tests of
 // the old code path named beside it.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -194,6 +203,44 @@ describe.skipIf(skip)("links the agent leaves in the workspace, followed by the 
   });
 });
 
+describe.skipIf(skip)("links hidden behind many files", () => {
+  it("three trees of 260,000 empty files, a link to a secret made in each: every link is found and removed", async () => {
+    // The walk used to stop after 500,000 entries: it saw the first tree's link only, and the
+    // others stayed for the job's zip -r to follow. The files are made beforehand (the agent makes
+    // them as well, in ~90 s under opencode's file watcher); the agent makes the links.
+    const secrets = join(e2e.home.root, "runner-ssh-deep");
+    mkdirSync(secrets, { recursive: true });
+    const workspace = e2e.workspace();
+    const made = await runBash(
+      ["-e"],
+      "for d in d1 d2 d3; do mkdir -p $d/x && (cd $d && seq 1 260000 | xargs touch); done",
+      {
+        cwd: workspace,
+        env: { PATH: process.env.PATH },
+      },
+    );
+    expect(made.code).toBe(0);
+    // opencode's own snapshot (a git add of the whole tree after each step) would take minutes here.
+    writeFileSync(join(workspace, "opencode.json"), '{"snapshot": false}');
+    const plant = `for d in d1 d2 d3; do ln -s ${secrets} $d/x/leak; done; echo planted`;
+    try {
+      const run = await e2e.run(["-q", "--sandbox", "workspace-write", "--auto", attackPrompt(plant).prompt], {
+        cwd: workspace,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(["d1", "d2", "d3"].filter((d) => isLink(join(workspace, d, "x", "leak")))).toEqual([]);
+      const [warned] = run.events.filter((e) => e.type === "warning" && e.code === "sandbox_outside_link");
+      expect(warned?.type === "warning" && warned.message).toMatch(
+        new RegExp(
+          `^the turn left links that lead out of the workspace: (d[123]/x/leak -> ${secrets}(, )?){3}; removed, `,
+        ),
+      );
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
 describe.skipIf(skip)("named pipes the agent leaves in the workspace, read by the job's next step", () => {
   // The job's next step reads every file of the workspace (a loop of `cat` here; a linter, a
   // checksum, an upload that reads each file alike). A named pipe blocks it for ever, and neither git nor a patch shows one.
@@ -252,7 +299,6 @@ describe.skipIf(skip)("sparse files the agent leaves for the patch hand-off", ()
         env: e2e.home.env,
       });
     git("init", "-q");
-    const { writeFileSync } = await import("node:fs");
     writeFileSync(join(workspace, "a.txt"), "a\n");
     git("add", "-A");
     git("commit", "-qm", "base");

@@ -1,18 +1,17 @@
 // The workspace's entries, walked on the file system itself (never through git, whose listing the
-// agent steers with a .gitignore): the one walk the checks after a sandboxed turn share.
+// agent steers with a .gitignore): the one walk the checks after a sandboxed turn share. Whole,
+// however large: a walk that stopped after 500,000 entries let an agent hide a link to ~/.ssh
+// behind as many empty files (12 s to make here; the walk takes about 2.5 µs an entry, less than
+// making one cost the agent).
 import type { Dirent } from "node:fs";
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
-
-/** Beyond this many entries the walk stops (a workspace that large is not scanned whole). */
-const MAX_ENTRIES = 500_000;
 
 /**
  * Calls `visit` with every entry under root (its path relative to root, and the entry), the
  * repository's own .git aside; directories are entered, links never followed.
  */
 export function walkWorkspace(root: string, visit: (path: string, entry: Dirent) => void): void {
-  let seen = 0;
   const walk = (dir: string) => {
     let entries: Dirent[];
     try {
@@ -21,7 +20,6 @@ export function walkWorkspace(root: string, visit: (path: string, entry: Dirent)
       return;
     }
     for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) return;
       const path = join(dir, entry.name);
       visit(relative(root, path), entry);
       if (entry.isDirectory() && !(dir === root && entry.name === ".git")) walk(path);
