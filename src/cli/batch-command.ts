@@ -18,7 +18,7 @@ import { rehearsalRefused } from "../app/rehearse.js";
 import { BROKEN_PIPE_EXIT } from "../contract/exit-codes.js";
 import type { BatchResult } from "../contract/schema.js";
 import { bugMessage, ConfigError, errorText } from "../domain/outcome/errors.js";
-import { capProblems, printable } from "../domain/output/printable.js";
+import { capProblems, printableLine } from "../domain/output/printable.js";
 import { createStdoutWriter } from "../domain/output/stdout-writer.js";
 import { batchEndLine, createBatchProgress } from "../domain/progress/batch-progress.js";
 import { writeBatchStepSummary } from "../domain/progress/step-summary.js";
@@ -80,7 +80,7 @@ export async function batchNotRun(
 }
 
 export const sayer = (io: Pick<CliIo, "stderr">, command: string) => (text: string) =>
-  io.stderr.write(`oc-exec ${command}: ${printable(text)}\n`);
+  io.stderr.write(`oc-exec ${command}: ${printableLine(text)}\n`);
 
 /**
  * Writes the reports (--junit, a trace) once the stream's last line is out; a failure is said on
@@ -128,7 +128,7 @@ async function runBatchCommand(
     throw new ConfigError(`cannot read ${file}: ${errnoOf(error)}`);
   }
   const notRun = (problems: string[], summary: string) => {
-    for (const p of capProblems(problems)) io.stderr.write(`${p}\n`);
+    for (const p of capProblems(problems)) io.stderr.write(`${printableLine(p)}\n`);
     say(summary);
     return batchNotRun(problems, shard, io, report);
   };

@@ -8,6 +8,7 @@ import { rehearsalRefused } from "../app/rehearse.js";
 import { startPlannedServer } from "../app/start-server.js";
 import { EXIT_CODES } from "../contract/exit-codes.js";
 import { ConfigError } from "../domain/outcome/errors.js";
+import { printableLine } from "../domain/output/printable.js";
 import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
 import { liveServers, type ServerStartProblem, stopServer } from "../hosts/server/managed.js";
@@ -36,7 +37,8 @@ export async function serverCommand(
   flags: ServerFlags,
   io: CliIo,
 ): Promise<number> {
-  const say = (text: string) => io.stderr.write(`oc-exec server ${command}: ${text}\n`);
+  // A message can name the workspace's files (a plugin it refuses): kept on its line (printable.ts).
+  const say = (text: string) => io.stderr.write(`oc-exec server ${command}: ${printableLine(text)}\n`);
   try {
     switch (command) {
       case "start":

@@ -365,7 +365,7 @@ export const ResultSchema = event(
           .array(z.string())
           .optional()
           .describe(
-            "opencode's configuration the turn created or changed in the workspace (opencode.json(c), files under .opencode/), relative to it: the next opencode started there reads it, outside any sandbox too (a sandbox_opencode_config warning names them).",
+            "opencode's configuration the turn created, changed or removed in the workspace (opencode.json(c), files under .opencode/), relative to it, read from the disk whatever git ignores: the next opencode started there reads it, outside any sandbox too (a sandbox_opencode_config warning names them).",
           ),
       })
       .strict()

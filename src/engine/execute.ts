@@ -22,6 +22,7 @@ import { announceTurn, prepareTurn } from "./prepare.js";
 import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
+import { opencodeConfigChangedSince, opencodeConfigIn } from "./workspace/opencode-config.js";
 import { linksIn, removeOutsideLinks, removeSpecialFiles } from "./workspace/outside-links.js";
 import {
   takeWorkspaceSnapshot,
@@ -99,6 +100,8 @@ export async function executeTurn(
           : takeWorkspaceSnapshot(options.placement.dir);
         // The workspace's links before a sandboxed turn: the ones the turn makes are checked after it.
         const linksBefore = made.sandbox && !made.remote ? linksIn(options.placement.dir) : null;
+        // And its opencode configuration, read from the disk: git's view is the agent's to steer.
+        const configBefore = made.sandbox && !made.remote ? opencodeConfigIn(options.placement.dir) : null;
         const deadline = options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
@@ -127,6 +130,7 @@ export async function executeTurn(
         // that lead out of the workspace are gone, so none of those writes meets one.
         const outsideLinks = linksBefore ? removeOutsideLinks(options.placement.dir, linksBefore) : [];
         const specialFiles = linksBefore ? removeSpecialFiles(options.placement.dir, linksBefore) : [];
+        const configChanged = configBefore ? opencodeConfigChangedSince(options.placement.dir, configBefore) : [];
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
         workspace = workspaceChangesSince(
           snapshot,
@@ -153,6 +157,7 @@ export async function executeTurn(
             options,
             outsideLinks,
             specialFiles,
+            configChanged,
           );
       }
     }
@@ -247,8 +252,8 @@ function writeTurnPatch(
  * `.opencode` directory. What a sandboxed turn writes there is read by the next opencode started on
  * that directory (a later, unsandboxed turn too): the user is told.
  */
-/** How many of the links a warning names; the rest are counted. */
-const SHOWN_LINKS = 10;
+/** How many paths (links, pipes, configuration files) a warning names; the rest are counted. */
+const SHOWN_PATHS = 10;
 
 const OPENCODE_CONFIG_PATH = /(^|\/)(opencode\.jsonc?$|\.opencode\/)/;
 
@@ -261,37 +266,41 @@ function sandboxReport(
   options: ResolvedTurn,
   outside: ReturnType<typeof removeOutsideLinks>,
   special: ReturnType<typeof removeSpecialFiles>,
+  /** opencode's configuration the turn changed, read from the disk (opencode-config.ts). */
+  configChanged: readonly string[],
 ): ResultMeta["sandbox"] {
   if (special.length > 0)
     core.normalizer.warning(
       "sandbox_special_file",
       `the turn left named pipes or sockets in the workspace: ${special
-        .slice(0, SHOWN_LINKS)
+        .slice(0, SHOWN_PATHS)
         .map((f) => `${f.path}${f.removed ? "" : " (could not be removed)"}`)
         .join(
           ", ",
-        )}${special.length > SHOWN_LINKS ? ` and ${special.length - SHOWN_LINKS} more` : ""}; ${special.every((f) => f.removed) ? "removed" : "the rest removed"}, since a later step that reads every file (cat, tar, a linter) would wait on one for ever`,
+        )}${special.length > SHOWN_PATHS ? ` and ${special.length - SHOWN_PATHS} more` : ""}; ${special.every((f) => f.removed) ? "removed" : "the rest removed"}, since a later step that reads every file (cat, tar, a linter) would wait on one for ever`,
     );
   if (outside.length > 0)
     core.normalizer.warning(
       "sandbox_outside_link",
       `the turn left links that lead out of the workspace: ${outside
-        .slice(0, SHOWN_LINKS)
+        .slice(0, SHOWN_PATHS)
         .map((l) => `${l.path} -> ${l.target}${l.removed ? "" : " (could not be removed)"}`)
         .join(
           ", ",
-        )}${outside.length > SHOWN_LINKS ? ` and ${outside.length - SHOWN_LINKS} more` : ""}; ${outside.every((l) => l.removed) ? "removed" : "the rest removed"}, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
+        )}${outside.length > SHOWN_PATHS ? ` and ${outside.length - SHOWN_PATHS} more` : ""}; ${outside.every((l) => l.removed) ? "removed" : "the rest removed"}, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
     );
   for (const host of new Set(refused))
     core.normalizer.warning(
       "sandbox_refused",
       `the sandbox refused a connection to ${host}: not an allowed host (${options.placement.names.allowHosts} ${host} lets it through)`,
     );
-  const config = changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p));
+  const config = [
+    ...new Set([...changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p)), ...configChanged]),
+  ].sort();
   if (config.length > 0)
     core.normalizer.warning(
       "sandbox_opencode_config",
-      `the turn created or changed opencode's configuration in the workspace: ${config.join(", ")}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
+      `the turn created or changed opencode's configuration in the workspace: ${config.slice(0, SHOWN_PATHS).join(", ")}${config.length > SHOWN_PATHS ? ` and ${config.length - SHOWN_PATHS} more` : ""}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
     );
   return { ...info, refused_connections: refused.length, opencode_config_changed: config };
 }

@@ -4,7 +4,7 @@
 // clean checkout of the same commit: it refuses the patch that touches .github/ without the label,
 // applies and commits it with the label, and says so for an empty patch.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { providerConfig } from "../../src/domain/scripted/hermetic-home.js";
@@ -181,6 +181,45 @@ describe("docs/github-actions-pr-patch.yml", () => {
       expect(readFileSync(join(applied, "index.js"), "utf8")).toBe("module.exports = (a, b) => a + b;\n");
       expect(readFileSync(join(applied, "data.bin"))).toEqual(Buffer.from("x\0y", "latin1"));
       expect(readFileSync(join(applied, ".git", "description"), "utf8")).not.toContain("hooked");
+    },
+    180_000,
+  );
+
+  it.skipIf(skip)(
+    "its agent step when oc-exec writes no patch (sparse files past the limit): exit 1 and `no patch`, never `0 file(s) changed`",
+    async () => {
+      // Before, the step said `success: 0 file(s) changed` and ended 0, and the apply step, finding
+      // no patch, said "The agent changed nothing."
+      const repo = mkdtempSync(join(e2e.home.root, "base-"));
+      const pr = join(repo, "pr");
+      mkdirSync(pr);
+      git(pr, "init", "-q");
+      writeFileSync(join(pr, "index.js"), "module.exports = (a, b) => a - b; // add\n");
+      git(pr, "add", ".");
+      git(pr, "commit", "-q", "-m", "the pull request");
+      installShim(repo);
+      const temp = mkdtempSync(join(e2e.home.root, "runner-temp-"));
+      const { prompt } = attackPrompt(
+        "echo 'module.exports = (a, b) => a + b;' > index.js && truncate -s 1900M big.bin",
+        "Fixed.",
+      );
+      const summary = join(temp, "summary.md");
+      try {
+        const agentRun = await runStep(step("agent"), repo, {
+          ...e2e.home.env,
+          OPENCODE_CONFIG_CONTENT: providerConfig(e2e.server.url, "anthropic", "claude-sonnet-4-5"),
+          ANTHROPIC_API_KEY: "sk-ant-scripted",
+          AGENT_TASK: prompt,
+          RUNNER_TEMP: temp,
+          GITHUB_STEP_SUMMARY: summary,
+        });
+        expect(agentRun.code).toBe(1);
+        expect(agentRun.stderr).toContain("oc-exec wrote no patch: see its output_patch_failed warning");
+        expect(readFileSync(summary, "utf8")).toBe("success: no patch\n");
+        expect(existsSync(join(temp, "handoff", "agent.patch"))).toBe(false);
+      } finally {
+        rmSync(join(pr, "big.bin"), { force: true });
+      }
     },
     180_000,
   );

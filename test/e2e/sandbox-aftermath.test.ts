@@ -2,7 +2,16 @@
 // workspace-write, the scripted model playing a prompt-injected agent (attackPrompt), then the step
 // the CI job runs next. Each attack's working without the protection is shown in the unit tests of
 // the old code path named beside it.
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
@@ -194,6 +203,44 @@ describe.skipIf(skip)("links the agent leaves in the workspace, followed by the 
   });
 });
 
+describe.skipIf(skip)("links hidden behind many files", () => {
+  it("three trees of 260,000 empty files, a link to a secret made in each: every link is found and removed", async () => {
+    // The walk used to stop after 500,000 entries: it saw the first tree's link only, and the
+    // others stayed for the job's zip -r to follow. The files are made beforehand (the agent makes
+    // them as well, in ~90 s under opencode's file watcher); the agent makes the links.
+    const secrets = join(e2e.home.root, "runner-ssh-deep");
+    mkdirSync(secrets, { recursive: true });
+    const workspace = e2e.workspace();
+    const made = await runBash(
+      ["-e"],
+      "for d in d1 d2 d3; do mkdir -p $d/x && (cd $d && seq 1 260000 | xargs touch); done",
+      {
+        cwd: workspace,
+        env: { PATH: process.env.PATH },
+      },
+    );
+    expect(made.code).toBe(0);
+    // opencode's own snapshot (a git add of the whole tree after each step) would take minutes here.
+    writeFileSync(join(workspace, "opencode.json"), '{"snapshot": false}');
+    const plant = `for d in d1 d2 d3; do ln -s ${secrets} $d/x/leak; done; echo planted`;
+    try {
+      const run = await e2e.run(["-q", "--sandbox", "workspace-write", "--auto", attackPrompt(plant).prompt], {
+        cwd: workspace,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(["d1", "d2", "d3"].filter((d) => isLink(join(workspace, d, "x", "leak")))).toEqual([]);
+      const [warned] = run.events.filter((e) => e.type === "warning" && e.code === "sandbox_outside_link");
+      expect(warned?.type === "warning" && warned.message).toMatch(
+        new RegExp(
+          `^the turn left links that lead out of the workspace: (d[123]/x/leak -> ${secrets}(, )?){3}; removed, `,
+        ),
+      );
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
+
 describe.skipIf(skip)("named pipes the agent leaves in the workspace, read by the job's next step", () => {
   // The job's next step reads every file of the workspace (a loop of `cat` here; a linter, a
   // checksum, an upload that reads each file alike). A named pipe blocks it for ever, and neither git nor a patch shows one.
@@ -234,5 +281,44 @@ describe.skipIf(skip)("named pipes the agent leaves in the workspace, read by th
       }),
     ]);
     expect(await nextStep(workspace)).toMatchObject({ code: 0, stdout: "read\n" });
+  });
+});
+
+describe.skipIf(skip)("sparse files the agent leaves for the patch hand-off", () => {
+  // `truncate` costs the agent no disk. Before the limit, oc-exec read, hashed and compressed each
+  // whole after the turn: three of 1,900 MB took it 30 s more than the turn, 4 GB of memory and a
+  // 7.5 MB patch here (a thousand: hours of the job, and a patch too large to write at the end).
+  const PLANT = "for i in 1 2 3; do truncate -s 1900M big$i.bin; done; echo small > small.txt; echo planted";
+
+  it("growth past 256 MiB is not read: no patch, an output_patch_failed warning naming the file, the turn's result as it was", async () => {
+    const workspace = e2e.workspace();
+    const { execFileSync } = await import("node:child_process");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
+        cwd: workspace,
+        env: e2e.home.env,
+      });
+    git("init", "-q");
+    writeFileSync(join(workspace, "a.txt"), "a\n");
+    git("add", "-A");
+    git("commit", "-qm", "base");
+    const patch = join(e2e.home.root, "agent.patch");
+    const run = await e2e.run(
+      ["-q", "--sandbox", "workspace-write", "--auto", "--output-patch", patch, attackPrompt(PLANT).prompt],
+      { cwd: workspace },
+    );
+    try {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.result).toMatchObject({ class: "success" });
+      expect(run.result.output_patch).toBeUndefined();
+      expect(existsSync(patch)).toBe(false);
+      expect(run.events.filter((e) => e.type === "warning" && e.code === "output_patch_failed")).toEqual([
+        expect.objectContaining({
+          message: `could not write --output-patch ${patch}: the workspace's files hold more than 256 MiB beyond what they held before the turn (big1.bin is 1992294400 bytes): too large for a patch`,
+        }),
+      ]);
+    } finally {
+      for (const i of [1, 2, 3]) rmSync(join(workspace, `big${i}.bin`), { force: true });
+    }
   });
 });

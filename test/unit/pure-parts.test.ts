@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeModels } from "../../src/cli/doctor.js";
 import { FLAG_LABELS } from "../../src/cli/flag-table.js";
 import { parseMcp } from "../../src/cli/flag-values.js";
-import type { ResultEvent } from "../../src/contract/schema.js";
+import type { OcEvent, ResultEvent } from "../../src/contract/schema.js";
 import { errorClassOf, isConfigStderr } from "../../src/domain/events/error-class.js";
 import { Normalizer } from "../../src/domain/events/normalize.js";
 import { parseLogfmt, parseStderrLine } from "../../src/domain/events/stderr-lines.js";
@@ -21,7 +21,7 @@ import {
 } from "../../src/domain/opencode/permissions.js";
 import { checkBudgets as check, turnUse } from "../../src/domain/outcome/budget.js";
 import { API_LABELS, type OptionLabels } from "../../src/domain/outcome/labels.js";
-import { formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
+import { formatEventLine, formatMarkdownSummary, formatSummary } from "../../src/domain/progress/format.js";
 import { checkStructuredOutput, extractJson } from "../../src/engine/structured-output.js";
 import { splitCommand } from "../../src/kernel/command-words.js";
 
@@ -316,6 +316,62 @@ describe("the summary on stderr", () => {
       "  8.2s · 2 steps · 2 tools, 1 failed, 1 denied · 376 tokens (350 in, 26 out) · $0",
     ]);
     expect(formatMarkdownSummary(failed)).toContain("| outcome | ❌ api_error (exit 4) |");
+  });
+});
+
+describe("the agent's names in the log and the step summary", () => {
+  // GitHub's runner reads a line of stdout or stderr that starts with `::` as a command.
+  const hostile = "a\n::stop-commands::x\r::add-mask::y\u001b[2K`|*[z](https://e.example)";
+  const event = (over: Record<string, unknown>) => ({ seq: 1, time: "t", session_id: "ses_1", ...over }) as OcEvent;
+  const summaryResult: ResultEvent = {
+    type: "result",
+    seq: 5,
+    time: "t",
+    session_id: "ses_1",
+    ok: true,
+    exit_code: 0,
+    class: "success",
+    error: null,
+    model: null,
+    text: "done",
+    usage: { input: 1, output: 1, reasoning: 0, cache_read: 0, cache_write: 0, total: 2 },
+    cost_usd: 0,
+    duration_ms: 1,
+    steps: 1,
+    tools: { total: 0, failed: 0, denied: 0 },
+    files_changed: [],
+    permission_denials: [],
+    opencode: { exit_code: 0, signal: null },
+    stream: { json_lines: 1, other_lines: 0, blank_lines: 0, warnings: 0 },
+  };
+
+  it("every event line and the summary stay one line each, control characters shown escaped", () => {
+    const lines = [
+      formatEventLine(event({ type: "file.changed", path: hostile, change: "added" })),
+      formatEventLine(event({ type: "warning", code: "sandbox_outside_link", message: hostile })),
+      formatEventLine(event({ type: "permission.denied", permission: "bash", tool: "bash", pattern: hostile })),
+      formatEventLine(
+        event({ type: "error", class: "agent_error", name: hostile, message: hostile, status_code: null }),
+      ),
+      ...formatSummary({
+        ...summaryResult,
+        ok: false,
+        exit_code: 2,
+        class: "agent_error",
+        error: { name: "E", message: hostile, status_code: null, retryable: null },
+        files_changed: [{ path: hostile, change: "added" }],
+      }),
+    ];
+    for (const line of lines) expect(line!.split(/\r|\n/)).toHaveLength(1);
+    expect(lines[0]).toBe("  added a\\n::stop-commands::x\\u000d::add-mask::y\\u001b[2K`|*[z](https://e.example)");
+    expect(lines.join("")).not.toContain("\u001b");
+  });
+
+  it("the step summary shows a name as text: no cell, markup or link of its own", () => {
+    const markdown = formatMarkdownSummary({ ...summaryResult, files_changed: [{ path: hostile, change: "added" }] });
+    expect(markdown).toContain(
+      "| files changed | <code>a\\\\n\\:\\:stop\\-commands\\:\\:x\\\\u000d\\:\\:add\\-mask\\:\\:y\\\\u001b\\[2K\\`\\|\\*\\[z\\]\\(https\\:\\/\\/e\\.example\\)</code> (added) |",
+    );
   });
 });
 

@@ -200,6 +200,22 @@ describe("the turn's patch", () => {
     expect(readlinkSync(join(clone, "conf"))).toBe(outside);
   });
 
+  it("sparse files that grow the workspace past 256 MiB are not read: the patch is refused, not cut short", () => {
+    const { ws } = repo({ "a.txt": "a\n" });
+    const b = base(ws);
+    writeFileSync(join(ws, "small.txt"), "small\n");
+    // Costs the agent no disk; read whole, each took ~10 s and 4 GB of oc-exec's memory.
+    execFileSync("truncate", ["-s", "1900M", join(ws, "big.bin")]);
+    expect(() => turnPatch(b)).toThrow(
+      "the workspace's files hold more than 256 MiB beyond what they held before the turn (big.bin is 1992294400 bytes): too large for a patch",
+    );
+    // Within the limit the same growth is patched whole.
+    unlinkSync(join(ws, "big.bin"));
+    execFileSync("truncate", ["-s", "1M", join(ws, "big.bin")]);
+    expect(turnPatch(b).files).toBe(2);
+    dropPatchBase(b);
+  });
+
   it("outside a git work tree: a problem, not a patch", () => {
     const dir = mkdtempSync(join(tmpdir(), "oc-exec-patch-test-"));
     roots.push(dir);

@@ -9,6 +9,16 @@ export function printable(text: string): string {
   );
 }
 
+/**
+ * Text for one line of a log: printable, and its line breaks shown as `\n`, so no line starts where
+ * oc-exec did not start one. A CI runner reads a line that starts with `::` as a command (GitHub
+ * Actions: `::add-mask::`, `::stop-commands::`, annotations), from stderr as from stdout; a file
+ * name the agent chose (`a\n::stop-commands::x`) must not become one.
+ */
+export function printableLine(text: string): string {
+  return printable(text).replace(/\n/g, "\\n");
+}
+
 /** At most `max` problems, the rest counted: a 1 MB file of garbage is not 4,000 lines of report. */
 export function capProblems(problems: string[], max = 20): string[] {
   if (problems.length <= max) return problems.map(printable);

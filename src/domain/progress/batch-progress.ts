@@ -3,6 +3,7 @@
 import type { Ora } from "ora";
 import type { BatchResult, ResultEvent, TaskOutcome } from "../../contract/schema.js";
 import { formatDuration } from "../../kernel/duration.js";
+import { printableLine } from "../output/printable.js";
 import { canDrawLiveLine, createSpinner } from "./spinner.js";
 
 export type BatchProgress = {
@@ -56,7 +57,7 @@ export function createBatchProgress(
       done++;
       cost += result.cost_usd;
       if (result.class !== "success") failed++;
-      const why = result.error ? `: ${result.error.message.split("\n")[0]!.slice(0, 160)}` : "";
+      const why = result.error ? `: ${printableLine(result.error.message.split("\n")[0]!.slice(0, 160))}` : "";
       print(
         `[${done}/${total}] ${id}: ${result.class} (${result.exit_code})${run === "not_run" ? " not run" : ""} ${formatDuration(result.duration_ms)} $${result.cost_usd.toFixed(4)}${why}`,
       );

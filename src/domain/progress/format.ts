@@ -4,6 +4,7 @@
 import { CLASS_MEANING } from "../../contract/exit-codes.js";
 import type { OcEvent, ResultEvent, Usage } from "../../contract/schema.js";
 import { formatDuration } from "../../kernel/duration.js";
+import { printableLine } from "../output/printable.js";
 
 export type Paint = {
   ok(s: string): string;
@@ -25,8 +26,17 @@ export function formatCost(usd: number): string {
 
 function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return printableLine(flat.length > max ? `${flat.slice(0, max - 1)}…` : flat);
 }
+
+/**
+ * Text from the turn (a path, a command, a message) in a line of the log: escaped by printableLine,
+ * since the agent chooses it (a file name can hold a line break and `::stop-commands::`).
+ */
+const t = printableLine;
+
+/** Text from the turn in the step summary's markdown: one line, every ASCII punctuation escaped. */
+const md = (text: string) => printableLine(text).replace(/[!-/:-@[-`{-~]/g, "\\$&");
 
 function toolSubject(event: Extract<OcEvent, { type: "tool" }>): string {
   const input = event.input as Record<string, unknown> | null;
@@ -42,10 +52,10 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
   switch (event.type) {
     case "run.started":
       return paint.dim(
-        `oc-exec ${event.oc_exec_version} · opencode ${event.opencode.version ?? "?"} · ${event.opencode.host ? `${event.opencode.host}:` : ""}${event.cwd}`,
+        `oc-exec ${event.oc_exec_version} · opencode ${t(event.opencode.version ?? "?")} · ${event.opencode.host ? `${t(event.opencode.host)}:` : ""}${t(event.cwd)}`,
       );
     case "session.started":
-      return paint.dim(`session ${event.session_id}${event.resumed ? " (resumed)" : ""}`);
+      return paint.dim(`session ${t(String(event.session_id))}${event.resumed ? " (resumed)" : ""}`);
     case "step.finished":
       return paint.dim(
         `step ${event.step} finished (${event.reason ?? "?"}) · ${event.usage.total} tokens · ${formatCost(event.cost_usd)}`,
@@ -58,19 +68,19 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
             ? formatDuration(event.duration_ms)
             : ""
           : event.status;
-      return `${mark} ${event.tool}  ${toolSubject(event)}  ${paint.dim(tail)}`.trimEnd();
+      return `${mark} ${t(event.tool)}  ${toolSubject(event)}  ${paint.dim(tail)}`.trimEnd();
     }
     case "permission.denied":
       return paint.bad(
-        `✗ permission ${event.permission ?? event.tool ?? "?"} denied${event.pattern ? ` (${event.pattern})` : ""}`,
+        `✗ permission ${t(event.permission ?? event.tool ?? "?")} denied${event.pattern ? ` (${t(event.pattern)})` : ""}`,
       );
     case "file.changed":
-      return paint.dim(`  ${event.change} ${event.path}`);
+      return paint.dim(`  ${event.change} ${t(event.path)}`);
     case "warning":
-      return paint.warn(`warning [${event.code}]: ${event.message}`);
+      return paint.warn(`warning [${event.code}]: ${t(event.message)}`);
     case "retry":
       return paint.warn(
-        `↻ attempt ${event.failed_attempt} failed (${event.class}: ${event.name}): ${oneLine(event.message, 120)}; attempt ${event.failed_attempt + 1}${event.model ? ` on ${event.model}` : ""} in ${formatDuration(event.wait_ms)}${event.resumed ? ", in the same session" : ", from the start"}`,
+        `↻ attempt ${event.failed_attempt} failed (${event.class}: ${t(event.name)}): ${oneLine(event.message, 120)}; attempt ${event.failed_attempt + 1}${event.model ? ` on ${t(event.model)}` : ""} in ${formatDuration(event.wait_ms)}${event.resumed ? ", in the same session" : ", from the start"}`,
       );
     case "verify.finished":
       return event.passed
@@ -80,7 +90,7 @@ export function formatEventLine(event: OcEvent, paint: Paint = noPaint): string 
           );
     case "error":
       return paint.bad(
-        `error [${event.class}] ${event.name}${event.status_code !== null ? ` (HTTP ${event.status_code})` : ""}: ${event.message}`,
+        `error [${event.class}] ${t(event.name)}${event.status_code !== null ? ` (HTTP ${event.status_code})` : ""}: ${t(event.message)}`,
       );
     case "result":
       return null;
@@ -100,7 +110,7 @@ export function formatSummary(
     ? paint.ok(paint.bold(`✔ success (exit 0)`))
     : paint.bad(paint.bold(`✖ ${result.class} (exit ${result.exit_code}): ${CLASS_MEANING[result.class]}`));
   lines.push(head);
-  if (result.error) lines.push(paint.bad(`  ${result.error.name}: ${result.error.message.replace(/\n/g, "\n    ")}`));
+  if (result.error) lines.push(paint.bad(`  ${t(result.error.name)}: ${t(result.error.message)}`));
   const tools =
     result.tools.total === 0
       ? "no tools"
@@ -109,10 +119,12 @@ export function formatSummary(
     `  ${formatDuration(result.duration_ms)} · ${result.steps} step${result.steps === 1 ? "" : "s"} · ${tools} · ${formatTokens(result.usage)} · ${formatCost(result.cost_usd)}`,
   );
   if (result.files_changed.length > 0)
-    lines.push(`  files changed: ${result.files_changed.map((f) => `${f.path} (${f.change})`).join(", ")}`);
+    lines.push(`  files changed: ${result.files_changed.map((f) => `${t(f.path)} (${f.change})`).join(", ")}`);
   // A deleted session (--ephemeral) or a rehearsal's (its HOME is gone) cannot be resumed: no command.
   if (result.session_id && result.session_deleted !== true && resumable)
-    lines.push(paint.dim(`  session ${result.session_id} · resume: oc-exec --session ${result.session_id} "..."`));
+    lines.push(
+      paint.dim(`  session ${t(result.session_id)} · resume: oc-exec --session ${t(result.session_id)} "..."`),
+    );
   return lines;
 }
 
@@ -120,9 +132,7 @@ export function formatSummary(
 export function formatMarkdownSummary(result: ResultEvent): string {
   const rows = [
     ["outcome", result.ok ? "✅ success" : `❌ ${result.class} (exit ${result.exit_code})`],
-    ...(result.error
-      ? [["error", `${result.error.name}: ${result.error.message.replace(/\|/g, "\\|").replace(/\n/g, " ")}`]]
-      : []),
+    ...(result.error ? [["error", `${md(result.error.name)}: ${md(result.error.message)}`]] : []),
     ["duration", formatDuration(result.duration_ms)],
     [
       "steps / tools",
@@ -130,8 +140,8 @@ export function formatMarkdownSummary(result: ResultEvent): string {
     ],
     ["tokens", formatTokens(result.usage)],
     ["cost", formatCost(result.cost_usd)],
-    ["files changed", result.files_changed.map((f) => `\`${f.path}\` (${f.change})`).join(", ") || "none"],
-    ["session", result.session_id ?? "none"],
+    ["files changed", result.files_changed.map((f) => `<code>${md(f.path)}</code> (${f.change})`).join(", ") || "none"],
+    ["session", result.session_id ? md(result.session_id) : "none"],
   ];
   return `### oc-exec\n\n| | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}\n\n`;
 }

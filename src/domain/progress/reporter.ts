@@ -7,9 +7,10 @@ import chalk, { Chalk } from "chalk";
 import type { OcEvent } from "../../contract/schema.js";
 import { formatDuration } from "../../kernel/duration.js";
 import { parseStderrLine, stripAnsi } from "../events/stderr-lines.js";
+import { printableLine } from "../output/printable.js";
 import { formatCost, formatEventLine, formatMarkdownSummary, formatSummary, noPaint, type Paint } from "./format.js";
 import { canDrawLiveLine, createSpinner } from "./spinner.js";
-import { escapeWorkflowData } from "./step-summary.js";
+import { escapeWorkflowData, escapeWorkflowProperty } from "./step-summary.js";
 
 /** An INFO or DEBUG line of opencode's own log. */
 function isChatter(line: string): boolean {
@@ -77,7 +78,7 @@ export async function createReporter(options: ReporterOptions): Promise<Reporter
       ? (line) => {
           // opencode's INFO log (which oc-exec asks for, to learn models and retries) is dozens of
           // lines a turn; --verbose shows what opencode says, its warnings and its errors.
-          if (!isChatter(line)) write(paint.dim(`opencode: ${stripAnsi(line)}`));
+          if (!isChatter(line)) write(paint.dim(`opencode: ${printableLine(stripAnsi(line))}`));
         }
       : undefined,
     stop() {},
@@ -95,7 +96,9 @@ function githubActions(env: NodeJS.ProcessEnv, stream: NodeJS.WritableStream): {
   return {
     event(event) {
       if (event.type === "warning") out(`::warning title=oc-exec ${event.code}::${escapeData(event.message)}`);
-      else if (event.type === "error") out(`::error title=oc-exec ${event.name}::${escapeData(event.message)}`);
+      // An error's name is opencode's (a provider's, a plugin's): escaped like the message.
+      else if (event.type === "error")
+        out(`::error title=oc-exec ${escapeWorkflowProperty(event.name)}::${escapeData(event.message)}`);
       else if (event.type === "result") {
         if (!event.ok)
           out(

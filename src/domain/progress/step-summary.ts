@@ -14,6 +14,8 @@ const ANNOTATIONS_MAX = 10;
 
 /** A workflow command's data, escaped as GitHub reads it. */
 export const escapeWorkflowData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+/** A workflow command's property (`title=`), escaped as GitHub reads it: a `:` or `,` would end it. */
+export const escapeWorkflowProperty = (s: string) => escapeWorkflowData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 
 /** A table cell: one line, no pipe that would end the cell. */
 const cell = (s: string) => printable(s.split("\n")[0]!.slice(0, 160)).replace(/\|/g, "\\|");

@@ -4,6 +4,7 @@
 import { exitCodeOf } from "../../contract/exit-codes.js";
 import type { OcEvent } from "../../contract/schema.js";
 import { makeRedactor, secretValues } from "../events/secrets.js";
+import { printableLine } from "../output/printable.js";
 import { TracePlan } from "../telemetry/trace-plan.js";
 import { traceSettings } from "../telemetry/trace-settings.js";
 import { openJunitReport } from "./junit-file.js";
@@ -65,7 +66,8 @@ export async function writeRunReport(
 ): Promise<number | null> {
   if (!report) return null;
   const { problems, refused } = await report.write();
-  for (const problem of problems) stderr.write(`oc-exec: ${problem}\n`);
+  // A problem can name what the agent made (a link's target): kept on its line (printable.ts).
+  for (const problem of problems) stderr.write(`oc-exec: ${printableLine(problem)}\n`);
   if (!refused) return null;
   const exit = exitCodeOf("config_error");
   stderr.write(`oc-exec: a report was refused: exit ${exit}\n`);

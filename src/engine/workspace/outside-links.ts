@@ -5,11 +5,9 @@
 // caller's; the turn's own that lead outside are removed after it, and named. So are the named
 // pipes and sockets the turn left: a later step that reads every file (`cat *`, `tar`, a linter,
 // `grep -r`) would wait on one for ever, and neither git nor a patch shows them.
-import { lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
+import { lstatSync, readlinkSync, unlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-
-/** Beyond this many entries the walk stops (a workspace that large is not scanned whole). */
-const MAX_ENTRIES = 500_000;
+import { walkWorkspace } from "./tree-walk.js";
 
 /**
  * Every symbolic link under root (its path relative to root, and its target as written), and every
@@ -21,28 +19,15 @@ const SPECIAL = "\0special";
 
 export function linksIn(root: string): Links {
   const links: Links = new Map();
-  let seen = 0;
-  const walk = (dir: string) => {
-    let entries: import("node:fs").Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) return;
-      const path = join(dir, entry.name);
-      if (entry.isSymbolicLink()) {
-        try {
-          links.set(relative(root, path), readlinkSync(path));
-        } catch {
-          // Gone already.
-        }
-      } else if (entry.isFIFO() || entry.isSocket()) links.set(relative(root, path), SPECIAL);
-      else if (entry.isDirectory() && !(dir === root && entry.name === ".git")) walk(path);
-    }
-  };
-  walk(root);
+  walkWorkspace(root, (path, entry) => {
+    if (entry.isSymbolicLink()) {
+      try {
+        links.set(path, readlinkSync(join(root, path)));
+      } catch {
+        // Gone already.
+      }
+    } else if (entry.isFIFO() || entry.isSocket()) links.set(path, SPECIAL);
+  });
   return links;
 }
 

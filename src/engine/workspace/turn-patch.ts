@@ -35,6 +35,14 @@ import { filePatch, type Side } from "./git-patch.js";
 
 type Kept = { mode: Side["mode"]; copy: string } | { mode: "120000"; target: string };
 
+/**
+ * How much more the files read after the turn may hold than the copies taken before it. A sparse
+ * file costs the agent nothing (`truncate -s 1900M big.bin`), but reading, hashing and compressing
+ * it took oc-exec ~10 s and 4 GB here, and a thousand of them hours of the job and a patch of
+ * gigabytes: beyond this the patch is not made (output_patch_failed), never cut short.
+ */
+const PATCH_GROWTH_MAX_BYTES = 256 * 1024 * 1024;
+
 export type PatchBase = {
   /** The repository's top level: patch paths are relative to it, as git apply wants them. */
   top: string;
@@ -45,6 +53,8 @@ export type PatchBase = {
   /** Absolute paths never put in the patch: the patch file itself, -o, --junit. */
   exclude: Set<string>;
   files: Map<string, Kept>;
+  /** What the copies hold, in bytes. */
+  bytes: number;
 };
 
 export type TurnPatch = { text: Buffer; files: number };
@@ -63,6 +73,7 @@ export function takePatchBase(dir: string, exclude: string[]): PatchBase | { pro
       temp,
       exclude: new Set(exclude.map((p) => resolve(p))),
       files: new Map(),
+      bytes: 0,
     };
     let n = 0;
     for (const path of listFiles(base)) {
@@ -72,6 +83,7 @@ export function takePatchBase(dir: string, exclude: string[]): PatchBase | { pro
       else {
         const copy = join(temp, `f${n++}`);
         writeFileSync(copy, read.data, { flag: "wx", mode: 0o600 });
+        base.bytes += read.data.length;
         base.files.set(path, { mode: read.mode, copy });
       }
     }
@@ -90,12 +102,13 @@ export function turnPatch(base: PatchBase, mountPoints: readonly string[] = []):
   const now = new Set(listFiles(base));
   const paths = [...new Set([...base.files.keys(), ...now])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const parts: string[] = [];
+  const room = { left: base.bytes + PATCH_GROWTH_MAX_BYTES };
   for (const path of paths) {
     const kept = base.files.get(path);
     const before: Side | null = kept
       ? { mode: kept.mode, data: "copy" in kept ? readFileSync(kept.copy) : Buffer.from(kept.target, "latin1") }
       : null;
-    const after = now.has(path) || kept ? readSide(base.top, path) : null;
+    const after = now.has(path) || kept ? readSide(base.top, path, room) : null;
     if (!kept && after?.data.length === 0 && mountPoints.some((m) => path === m || path.endsWith(`/${m}`))) continue;
     const part = filePatch(path, before, after);
     if (part !== "") parts.push(part);
@@ -183,8 +196,9 @@ function listFiles(base: PatchBase): string[] {
 /**
  * The file at `path` (relative to `top`) as a patch side, or null when there is none to patch: gone,
  * a directory, a FIFO or device, or reached through a link (any directory on the way that is a link).
+ * With `room`, a file larger than what is left of it is not read: the patch is refused (an error).
  */
-function readSide(top: string, path: string): Side | null {
+function readSide(top: string, path: string, room?: { left: number }): Side | null {
   const parts = path.split("/");
   let at = top;
   for (const part of parts.slice(0, -1)) {
@@ -214,6 +228,13 @@ function readSide(top: string, path: string): Side | null {
   try {
     const opened = fstatSync(fd);
     if (!opened.isFile()) return null;
+    if (room) {
+      if (opened.size > room.left)
+        throw new Error(
+          `the workspace's files hold more than ${PATCH_GROWTH_MAX_BYTES / 1024 / 1024} MiB beyond what they held before the turn (${path} is ${opened.size} bytes): too large for a patch`,
+        );
+      room.left -= opened.size;
+    }
     return { mode: opened.mode & 0o100 ? "100755" : "100644", data: readFileSync(fd) };
   } finally {
     closeSync(fd);
