@@ -61,8 +61,14 @@ describe("--rehearse", () => {
 // server as the caller's own provider), a server named by --attach, an ssh on PATH.
 describe("--rehearse with --acp: the agent against a scripted server of its own provider's API", () => {
   // The caller's PATH finds the agents (the project's pinned dev dependencies); nothing else of the
-  // caller's is used: no key, no provider, no settings.
-  const withAgents = { ...env, PATH: `${join(process.cwd(), "node_modules", ".bin")}:${env.PATH}` };
+  // caller's is used: no key, no provider, no settings. A caller's HOME of this block's own.
+  const home = mkdtempSync(join(tmpdir(), "oc-exec-caller-acp-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const withAgents = {
+    PATH: `${join(process.cwd(), "node_modules", ".bin")}:${env.PATH}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, "config"),
+  };
 
   it.each([
     ["gemini", "tool", 0, "success"],

@@ -6,7 +6,7 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
-  readBody,
+  readJson,
   recordedOf,
   scriptedReply,
 } from "./model-server.js";
@@ -85,7 +85,8 @@ export async function startAnthropicServer(
       res.end(JSON.stringify({ input_tokens: 100 }));
       return;
     }
-    const body = JSON.parse(await readBody(req)) as MessagesRequest;
+    const body = (await readJson(req, res)) as MessagesRequest | null;
+    if (body === null) return;
     const chat = chatOf(body);
     const own = !chat.messages.some((m) => m.role === "user") || (body.tools ?? []).length === 0;
     if (!own) requests.push(recordedOf(chat, (req.headers["x-api-key"] as string | undefined) ?? null));

@@ -6,7 +6,7 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
-  readBody,
+  readJson,
   recordedOf,
   scriptedReply,
 } from "./model-server.js";
@@ -79,7 +79,8 @@ export async function startGeminiServer(
         .end(JSON.stringify(geminiError({ kind: "http", status: 404, body: null })));
       return;
     }
-    const body = JSON.parse(await readBody(req)) as GeminiRequest;
+    const body = (await readJson(req, res)) as GeminiRequest | null;
+    if (body === null) return;
     const stream = route[2] === "streamGenerateContent";
     const send = (object: unknown, finish: boolean) => {
       if (stream) res.write(`data: ${JSON.stringify(object)}\r\n\r\n`);

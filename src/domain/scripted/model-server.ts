@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { heldAnswers, listenLoopback } from "./loopback.js";
 
 import type { ChatMessage, ChatRequest, ModelServer, RecordedRequest, Reply, Usage } from "./wire.js";
@@ -252,10 +252,20 @@ export function recordedOf(body: ChatRequest, authorization: string | null): Rec
   return { scenario: scenarioOf(body), body, userText: firstUserText(body), authorization };
 }
 
-export async function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * A request's JSON body, or null when there is none to answer: the client went away mid-request (a
+ * stopped turn, a sandbox's proxy cutting it) or sent no JSON, answered 400 while it can still be.
+ * Never a rejection: the server's handlers run unawaited, where one would be unhandled.
+ */
+export async function readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown | null> {
   const parts: Buffer[] = [];
-  for await (const part of req) parts.push(part as Buffer);
-  return Buffer.concat(parts).toString("utf8");
+  try {
+    for await (const part of req) parts.push(part as Buffer);
+    return JSON.parse(Buffer.concat(parts).toString("utf8"));
+  } catch {
+    if (!res.headersSent && !res.destroyed) res.writeHead(400).end();
+    return null;
+  }
 }
 
 /**
@@ -306,7 +316,8 @@ export async function startModelServer(
       res.writeHead(404).end();
       return;
     }
-    const body = JSON.parse(await readBody(req)) as ChatRequest & { stream?: boolean };
+    const body = (await readJson(req, res)) as (ChatRequest & { stream?: boolean }) | null;
+    if (body === null) return;
     // An agent's own question that must be answered through one schema tool (Qwen Code's command
     // classifier: respond_in_schema {shouldBlock}), asked without streaming. It answers "block": a
     // command the classifier lets through runs without asking the ACP client, so the scripted model

@@ -9,7 +9,7 @@ import {
   type ModelServer,
   type RecordedRequest,
   type Reply,
-  readBody,
+  readJson,
   recordedOf,
   scriptedReply,
 } from "./model-server.js";
@@ -130,7 +130,8 @@ export async function startResponsesServer(
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error" } }));
       return;
     }
-    const body = JSON.parse(await readBody(req)) as ResponsesRequest;
+    const body = (await readJson(req, res)) as ResponsesRequest | null;
+    if (body === null) return;
     const chat = chatOf(body);
     // The agent's own requests (no prompt of the caller's, or no tools): a plain short answer.
     const own = !chat.messages.some((m) => m.role === "user") || (body.tools ?? []).length === 0;
