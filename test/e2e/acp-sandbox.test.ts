@@ -10,6 +10,7 @@ import { useE2E } from "../support/e2e.js";
 import {
   allText,
   attackPrompt,
+  expectEscapeHeld,
   outside,
   plant,
   processesWithHome,
@@ -82,25 +83,7 @@ describe.skipIf(skip)("--acp opencode --sandbox: `opencode acp` runs in the sand
   it("against a prompt-injected agent: no write outside the workspace, no secret read, no connection but the provider's; the turn succeeds", async () => {
     const t = await escapeTurn(["--sandbox", "workspace-write"]);
     expect(t.run.code, t.run.stderr).toBe(0);
-    expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
-    expect(t.output).toContain("write ../escape.txt: thrown away");
-    expect(t.output).toContain("write ~/.bashrc: thrown away");
-    expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
-    expect(t.output).toContain("write inside.txt: done");
-    expect(t.output).toContain("write .vscode/tasks.json: refused");
-    expect(t.output).toContain("write .gitmodules: refused");
-    expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
-    expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
-    expect(t.output).toContain(`dns canary.localhost:${hits.port}: refused`);
-    expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
-    expect(t.output).toContain("server password is unset");
-    // The sandbox's own temporary directory, gone with the run.
-    const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-[\w-]+)$/m.exec(t.output)?.[1];
-    expect(tmp).toBeDefined();
-    expect(existsSync(tmp!)).toBe(false);
-    for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
-    expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
-    expect(existsSync(join(t.workspace, ".vscode", "tasks.json"))).toBe(false);
+    expectEscapeHeld(e2e, t, hits);
     const everywhere = [t.run.stdout, t.run.stderr, t.model, allText(t.workspace)].join("\n");
     for (const value of t.secrets) expect(everywhere).not.toContain(value);
     expect(hits.connections).toBe(0);

@@ -19,6 +19,7 @@ import type { OcEvent } from "../../src/contract/schema.js";
 import { useE2E } from "../support/e2e.js";
 import {
   allText,
+  expectEscapeHeld,
   outside,
   plant,
   processesWithHome,
@@ -64,26 +65,7 @@ describe.skipIf(skip)("--sandbox workspace-write against a prompt-injected agent
     const t = await escapeTurn(["--sandbox", "workspace-write"], { fromElsewhere: true });
     expect(t.run.stderr).not.toContain("SandboxUnavailable");
     expect(t.run.code).toBe(0);
-    expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
-    // The workspace's parent and HOME are the sandbox's own HOME (a tmpfs): made, and thrown away.
-    expect(t.output).toContain("write ../escape.txt: thrown away");
-    expect(t.output).toContain("write ~/.bashrc: thrown away");
-    expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
-    expect(t.output).toContain("write inside.txt: done");
-    expect(t.output).toContain("write .vscode/tasks.json: refused");
-    expect(t.output).toContain("write .gitmodules: refused");
-    expect(t.output).toContain(`curl 127.0.0.1:${hits.port}: refused`);
-    expect(t.output).toContain(`tcp 127.0.0.1:${hits.port}: refused`);
-    expect(t.output).toContain(`dns canary.localhost:${hits.port}: refused`);
-    expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
-    expect(t.output).toContain("server password is unset");
-    // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
-    const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-[\w-]+)$/m.exec(t.output)?.[1];
-    expect(tmp).toBeDefined();
-    expect(existsSync(tmp!)).toBe(false);
-    for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
-    expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
-    expect(existsSync(join(t.workspace, ".vscode", "tasks.json"))).toBe(false);
+    expectEscapeHeld(e2e, t, hits);
     expect(existsSync(join(t.workspace, ".gitmodules"))).toBe(false);
     // The planted secrets and the secret variables reach neither stdout, stderr, the model, nor a file.
     const everywhere = [t.run.stdout, t.run.stderr, t.model, allText(t.workspace)].join("\n");

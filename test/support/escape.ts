@@ -1,11 +1,11 @@
 // The sandbox attack kit shared by the turn and server tests: a canary on loopback that is not the
 // provider, planted secrets in the throwaway HOME, and readers for what a turn left behind.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { basename, dirname, join } from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { OcEvent } from "../../src/contract/schema.js";
 import type { E2E } from "./e2e.js";
 
@@ -113,4 +113,37 @@ export function attackPrompt(script: string, answer?: string): { prompt: string;
     marker,
     prompt: `scenario:attack ${marker} script=${b64(script)}${answer === undefined ? "" : ` answer=${b64(answer)}`}`,
   };
+}
+
+/**
+ * What the `escape` scenario's agent reports when a workspace-write sandbox held (`output`: its
+ * tool's output): every write outside thrown away or refused, the files that run code later kept,
+ * the canary unreachable, no token, the sandbox's temporary directory gone; and nothing written
+ * outside the workspace. Shared by `opencode run` and `--acp` under the sandbox.
+ */
+export function expectEscapeHeld(
+  e2e: E2E,
+  t: { run: { result: unknown }; output: string; workspace: string },
+  canary: Canary,
+): void {
+  expect(t.run.result).toMatchObject({ class: "success", text: "Tried everything." });
+  // The workspace's parent and HOME are the sandbox's own HOME (a tmpfs): made, and thrown away.
+  expect(t.output).toContain("write ../escape.txt: thrown away");
+  expect(t.output).toContain("write ~/.bashrc: thrown away");
+  expect(t.output).toMatch(/write \/tmp\/oc-exec-escape-\S+: refused/);
+  expect(t.output).toContain("write inside.txt: done");
+  expect(t.output).toContain("write .vscode/tasks.json: refused");
+  expect(t.output).toContain("write .gitmodules: refused");
+  expect(t.output).toContain(`curl 127.0.0.1:${canary.port}: refused`);
+  expect(t.output).toContain(`tcp 127.0.0.1:${canary.port}: refused`);
+  expect(t.output).toContain(`dns canary.localhost:${canary.port}: refused`);
+  expect(t.output).toContain("tokens: GITHUB_TOKEN=unset NPM_TOKEN=unset");
+  expect(t.output).toContain("server password is unset");
+  // Its own temporary directory, gone with the run (opencode leaves a 5.5 MB library there).
+  const tmp = /^tmpdir: (\/tmp\/oc-exec-sandbox-[\w-]+)$/m.exec(t.output)?.[1];
+  expect(tmp).toBeDefined();
+  expect(existsSync(tmp!)).toBe(false);
+  for (const path of outside(e2e, t.workspace)) expect(existsSync(path), path).toBe(false);
+  expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("inside\n");
+  expect(existsSync(join(t.workspace, ".vscode", "tasks.json"))).toBe(false);
 }
