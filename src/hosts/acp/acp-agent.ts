@@ -73,6 +73,11 @@ export type AcpAgent = {
   canContinue(session: string): boolean;
   /** One turn: a new session in `cwd`, the prompt, its updates as lines. */
   turn(turn: AcpTurn): UpstreamSource;
+  /**
+   * Whether the agent can serve another turn at once: it runs, no turn is running, and none was
+   * stopped or lost it (a batch's next task may have it).
+   */
+  idle(): boolean;
   /** Ends the agent and everything it started. */
   close(): Promise<void>;
 };
@@ -83,6 +88,14 @@ type TurnHandlers = {
   update(sessionId: string, update: Json): void;
   permission(toolCall: Json): boolean;
 };
+
+/**
+ * How long an idle agent has to end by itself once its stdin is closed and it was sent SIGTERM,
+ * before SIGKILL: every turn of the run answered, it has nothing of the run's left to write.
+ * gemini-cli sits ~0.6 s after a tool turn before it exits (its event loop waiting, no syscalls:
+ * strace), which every run would otherwise pay; the others end within 0.1 s.
+ */
+const SETTLING_GRACE_MS = 250;
 
 const isRequestError = (e: unknown): e is AcpError =>
   typeof e === "object" && e !== null && typeof (e as AcpError).code === "number" && "message" in e;
@@ -173,11 +186,14 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     })
     .connect(ndJsonStream(toAgent, fromAgent));
 
-  /** Ends the agent: its stdin closed, then its whole process group after the grace (at once: force). */
-  const end = async (force = false) => {
+  /**
+   * Ends the agent: its stdin closed, then its whole process group after the grace (at once: force).
+   * An idle agent, its turns all answered, gets the short settling grace instead of --kill-after's.
+   */
+  const end = async (force = false, graceMs = spec.killAfterMs) => {
     connection.close();
     running.endInput();
-    running.stop({ graceMs: spec.killAfterMs, force });
+    running.stop({ graceMs, force });
     await gone;
   };
   const how = (end: NonNullable<typeof ended>) => (end.signal ? `killed by ${end.signal}` : `exit ${end.exitCode}`);
@@ -235,10 +251,17 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   // What each of those sessions offers to configure (its model), as session/new or session/load said.
   const sessionOptions = new Map<string, { id: string; category?: string | null }[]>();
 
+  // Whether a turn is running, and whether one was stopped or lost the agent: such an agent may still
+  // be busy with it, so it serves no other turn and gets the whole grace at its end.
+  let busy = false;
+  let spent = false;
+  const idle = () => ended === null && !busy && !spent;
+
   return {
     info,
     canContinue: (session) => sessions.has(session) || canLoad,
-    close: () => end(),
+    idle,
+    close: () => end(false, idle() ? SETTLING_GRACE_MS : spec.killAfterMs),
     turn: (turn) => ({
       // Started and initialized before run.started (its start judged by --startup-timeout there): the
       // turn's first update waits on the model, which is --idle-timeout's to judge, not a start-up's.
@@ -246,6 +269,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
       // start-up that never happened.)
       ready: true,
       start(sink) {
+        busy = true;
         const emit = (lines: Json[]) => {
           for (const line of lines) {
             const text = JSON.stringify(line);
@@ -337,8 +361,10 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
           )
           .then(async (error): Promise<SourceEnd> => {
             finished = true;
+            busy = false;
             clearTimeout(killer);
             current = null;
+            if (error !== null || stopping) spent = true;
             if (error === null) return { process: null, failure: null, lost: null };
             // A stopped turn whose agent had to be ended: the stop's class, not the agent's failure.
             const end = await Promise.race([gone, new Promise<null>((r) => setTimeout(() => r(null), 1000))]);
@@ -360,6 +386,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
           stop(force) {
             stopping = true;
             if (finished) return;
+            spent = true;
             cancel?.();
             // A cancelled prompt answers `cancelled`; an agent that does not, within the grace, is
             // ended with everything it started (the run's later turns then find it gone).
