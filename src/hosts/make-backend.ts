@@ -9,7 +9,7 @@ import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
 import type { Backend } from "../engine/backend.js";
 import type { AcpSandboxNeeds } from "../plan/acp-spec.js";
 import type { Placement } from "../plan/placement.js";
-import { makeAcpBackend } from "./acp/acp-backend.js";
+import { type AcpBackend, makeAcpBackend } from "./acp/acp-backend.js";
 import { makeProcessBackend } from "./process/process-backend.js";
 import { agentNeeds } from "./sandbox/providers.js";
 import { openSandbox } from "./sandbox/sandbox.js";
@@ -25,16 +25,7 @@ import { makeWarmBackend } from "./warm/warm-backend.js";
 export async function makeBackend(placement: Placement, startup?: AbortSignal): Promise<Backend> {
   if (placement.warm && placement.attach === null)
     return makeWarmBackend(placement, () => makeBackend({ ...placement, warm: false }));
-  if (placement.acp) {
-    // The agent runs in the sandbox as `opencode run` does, and every command it runs with it; a
-    // sandbox that cannot be set up starts no agent (the problem stops every turn).
-    const sandbox = placement.sandbox
-      ? placement.acp.sandbox
-        ? await openAgentSandbox(placement, placement.sandbox, placement.acp.sandbox)
-        : await openPlacementSandbox(placement, placement.sandbox)
-      : null;
-    return makeAcpBackend({ ...placement, acp: placement.acp, sandbox, signal: startup });
-  }
+  if (placement.acp) return makeAcpHost({ ...placement, acp: placement.acp }, startup);
   if (placement.attach !== null)
     return makeServerBackend({ attach: placement.attach, label: placement.names.attach, env: placement.env });
   if (placement.ssh)
@@ -55,6 +46,23 @@ export async function makeBackend(placement: Placement, startup?: AbortSignal): 
   });
   // Fails closed: a sandbox that cannot be set up stops every turn before opencode starts.
   return "problem" in opened ? { ...backend, problem: backend.problem ?? opened.problem } : backend;
+}
+
+/**
+ * The ACP host of a placement that names an agent. The agent runs in the sandbox as `opencode run`
+ * does, and every command it runs with it; a sandbox that cannot be set up starts no agent (the
+ * problem stops every turn).
+ */
+export async function makeAcpHost(
+  placement: Placement & { acp: NonNullable<Placement["acp"]> },
+  startup?: AbortSignal,
+): Promise<AcpBackend> {
+  const sandbox = placement.sandbox
+    ? placement.acp.sandbox
+      ? await openAgentSandbox(placement, placement.sandbox, placement.acp.sandbox)
+      : await openPlacementSandbox(placement, placement.sandbox)
+    : null;
+  return makeAcpBackend({ ...placement, sandbox, signal: startup });
 }
 
 /** The run's sandbox, with the providers of opencode's configuration and the run's models let through. */

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { useE2E } from "../support/e2e.js";
 import { marked } from "../support/procs.js";
 import { eventsOf } from "../support/run-cli.js";
@@ -140,7 +141,7 @@ describe("--acp: what is checked before a turn", () => {
     });
   });
 
-  it("a batch: a task's acp runs it on an agent of its own, beside a task on the batch's server; each names where it ran", async () => {
+  it("a batch: a task's acp runs it on an agent of the batch's, beside a task on the batch's server; each names where it ran", async () => {
     const ws = e2e.workspace();
     const mark = randomUUID();
     writeFileSync(
@@ -177,7 +178,48 @@ describe("--acp: what is checked before a turn", () => {
       ["on-server", "success"],
       ["also-acp", "success"],
     ]);
-    // Every agent ended with its task, the batch's server with the batch.
+    // Every agent, and the batch's server, ended with the batch.
+    expect(marked(mark)).toEqual([]);
+  });
+
+  it("a batch's tasks through one agent, one after another, share its process; a task stopped mid-turn ends it, and the next starts another", async () => {
+    const ws = e2e.workspace();
+    const mark = randomUUID();
+    // Each start of the agent leaves a line: the command line runs opencode's ACP mode behind a shell.
+    const starts = join(ws, "starts.txt");
+    const opencode = bundledBinary()!.path;
+    const acp = `/bin/sh -c 'echo started >> ${starts}; exec ${opencode} acp'`;
+    writeFileSync(
+      join(ws, "tasks.jsonl"),
+      [
+        { id: "first", prompt: "scenario:plain acp-pool-1", acp },
+        { id: "second", prompt: "scenario:plain acp-pool-2", acp },
+        { id: "stalled", prompt: "scenario:hang acp-pool-3", acp, timeout: "4s" },
+        { id: "after", prompt: "scenario:plain acp-pool-4", acp },
+      ]
+        .map((t) => JSON.stringify(t))
+        .join("\n"),
+    );
+    const run = await e2e.runRaw(["batch", "-q", "--concurrency", "1", "tasks.jsonl"], {
+      cwd: ws,
+      extraEnv: { OC_EXEC_TEST_MARK: mark },
+    });
+    expect(run.code, run.stderr).toBe(1);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.at(-1).tasks.map((t: { id: string; class: string }) => [t.id, t.class])).toEqual([
+      ["first", "success"],
+      ["second", "success"],
+      ["stalled", "timeout"],
+      ["after", "success"],
+    ]);
+    // first, second and stalled on the agent started for first; after, on one started for it.
+    expect(readFileSync(starts, "utf8")).toBe("started\nstarted\n");
+    // A session of its own for each task.
+    const sessions = lines.filter((e) => e.type === "session.started").map((e) => e.session_id);
+    expect(new Set(sessions).size).toBe(4);
     expect(marked(mark)).toEqual([]);
   });
 

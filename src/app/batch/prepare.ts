@@ -1,13 +1,13 @@
 // A batch from its files' text to what runs: the shard's tasks, what --resume skips and carries,
 // the plan (plan.ts), and the backends the tasks run on (hosts/batch-servers.ts). The CLI reads the
 // files and delivers the run; everything between is here, so a batch is planned the same way for
-// every caller; a task through an ACP agent gets an agent of its own. A ConfigError is the batch's own (exit 5); the tasks file's problems come back
+// every caller; a task through an ACP agent gets an agent from the batch's pool. A ConfigError is the batch's own (exit 5); the tasks file's problems come back
 // as lines.
 import type { BatchResult, OcEvent, TaskOutcome } from "../../contract/schema.js";
 import { ConfigError } from "../../domain/outcome/errors.js";
 import type { Backend, BackendMaker } from "../../engine/backend.js";
+import { makeAgentPool } from "../../hosts/agent-pool.js";
 import { type BatchServers, type BatchServersProblem, makeBatchServers } from "../../hosts/batch-servers.js";
-import { makeBackend } from "../../hosts/make-backend.js";
 import type { ResolvedTurn, WholeLimits } from "../../plan/resolve-options.js";
 import { type BatchBudgets, type BatchHost, planBatch, serverGroups, type TaskDefaults } from "./plan.js";
 import { carriedEvents, resumeProblem, succeededIn, tasksToSkip } from "./resume.js";
@@ -92,12 +92,22 @@ export async function batchBackends(
   const servers = await makeBatchServers({ ...given, checked: batch.checked, groups }, env);
   if ("problem" in servers) return servers;
   const backendOf = new Map<PlannedTask, Backend | BackendMaker>(servers.backendOf);
-  // A task through an ACP agent gets an agent of its own, started as the task starts and ended
-  // with it: an agent serves one prompt at a time, and tasks run side by side.
-  for (const task of batch.run)
-    if (task.options.placement.acp !== null)
-      backendOf.set(task, (startup) => makeBackend(task.options.placement, startup));
-  return { ...servers, backendOf };
+  // A task through an ACP agent gets one as it starts: an idle one the batch started for the same
+  // placement, or a new one (hosts/agent-pool.ts). An agent serves one prompt at a time, and tasks
+  // run side by side.
+  const agents = makeAgentPool();
+  for (const task of batch.run) {
+    const { placement } = task.options;
+    if (placement.acp !== null) backendOf.set(task, agents.maker({ ...placement, acp: placement.acp }));
+  }
+  const stop = async () => {
+    try {
+      await agents.close();
+    } finally {
+      await servers.stop();
+    }
+  };
+  return { ...servers, backendOf, stop };
 }
 
 export type BatchBackends = Omit<BatchServers<PlannedTask>, "backendOf"> & {

@@ -38,7 +38,10 @@ export type AcpBackendSpec = Pick<
 /** The port `opencode acp` serves itself on in a sandbox (its default; the sandbox's relays use 3128 and 1080). */
 const OPENCODE_ACP_PORT = 4096;
 
-export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
+/** The ACP host: a backend, and whether its agent can serve another turn at once (a batch's pool). */
+export type AcpBackend = Backend & { reusable(): boolean };
+
+export async function makeAcpBackend(spec: AcpBackendSpec): Promise<AcpBackend> {
   let argv = spec.acp.argv;
   const sandbox = spec.sandbox && "sandbox" in spec.sandbox ? spec.sandbox.sandbox : null;
   // Fails closed: never an agent started outside the sandbox that was asked for.
@@ -170,6 +173,7 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<Backend> {
       ? { sandbox: sandbox.info, wrapCommand: (command: Launch) => sandbox.wrap(command, newCommandId()) }
       : {}),
     problem,
+    reusable: () => problem === null && agent !== null && agent.idle(),
     async close() {
       try {
         await agent?.close();
