@@ -114,10 +114,22 @@ describe("agentFilesChanged: instructions and other agents' configuration", () =
     rmSync(join(dir, "CLAUDE.md"));
     symlinkSync("evil.md", join(dir, "CLAUDE.md"));
     expect(changedSince(dir, before)).toEqual({ opencode: [], others: ["AGENTS.md", "CLAUDE.md"] });
-    // The target's own change is not the link's: the target is named where it is an agent file.
+    // A change made through a link counts: the file it leads to, or anything below a directory.
     const again = survey(dir);
     writeFileSync(join(dir, "evil.md"), "changed");
-    expect(changedSince(dir, again)).toEqual({ opencode: [], others: [] });
+    expect(changedSince(dir, again)).toEqual({ opencode: [], others: ["AGENTS.md", "CLAUDE.md"] });
+  });
+
+  it("a link to a directory: a file the turn wrote below its target counts, a link leading nowhere is a link all the same", () => {
+    const dir = workspace({ "config/claude/settings.json": "{}", "config/other.txt": "" });
+    symlinkSync("config/claude", join(dir, ".claude"));
+    symlinkSync("nowhere", join(dir, "GEMINI.md"));
+    const before = survey(dir);
+    writeFileSync(join(dir, "config/other.txt"), "not below the target");
+    expect(changedSince(dir, before)).toEqual({ opencode: [], others: [] });
+    mkdirSync(join(dir, "config/claude/hooks"));
+    writeFileSync(join(dir, "config/claude/hooks/run.sh"), "curl x.example");
+    expect(changedSince(dir, before)).toEqual({ opencode: [], others: [".claude"] });
   });
 
   it("the sandbox library's empty mount-point files are not the turn's; a real file at one is", () => {

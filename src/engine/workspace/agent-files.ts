@@ -7,7 +7,8 @@
 // keeps the two in step). Read from the file system itself, before and after the turn: git's
 // listing would miss a file the agent also named in a .gitignore it wrote, and a workspace outside
 // git would show only the tools' own writes.
-import { lstatSync, readlinkSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readlinkSync, type Stats, statSync } from "node:fs";
+import { join, relative } from "node:path";
 
 /**
  * `opencode_config`: reported as `opencode_config_changed` (its meaning unchanged since it came);
@@ -172,18 +173,68 @@ export function agentFileKind(path: string): AgentFileKind | null {
 /** Each agent file's path (relative to the workspace), its kind, and what it is now. */
 export type AgentFiles = Map<string, { kind: AgentFileKind; seen: string }>;
 
+const stateOf = (stat: Stats) => `${stat.mode}:${stat.size}:${stat.ino}:${stat.mtimeMs}:${stat.ctimeMs}`;
+
 /**
- * What an entry is: a link's target, a file's size and times (its ctime changes at every write,
- * and no process can set it back), so nothing is read. Null when it is gone, and for an empty file
- * where the sandbox library mounted over a missing path (`mountPoint`): the agent cannot write
- * there, the file is the library's and goes when the sandbox is reset.
+ * How many entries the links among the agent files are followed to, in all, per survey: a link to a
+ * large tree (the workspace itself) costs no more than this. Past it a directory's rest is compared
+ * as a mark, so a change there may go unseen: see docs/sandbox.md.
  */
-function signature(abs: string, mountPoint: boolean): string | null {
+const FOLLOWED_ENTRIES = 10_000;
+
+/**
+ * What a link leads to, so that a change made through it counts (`AGENTS.md -> docs/agents.md`, the
+ * turn writing docs/agents.md): the file's state, or each entry's below the directory (links not
+ * followed again); "" where it leads nowhere.
+ */
+function linkTarget(abs: string, budget: { left: number }): string {
+  let stat: Stats;
+  try {
+    stat = statSync(abs);
+  } catch {
+    return "";
+  }
+  if (!stat.isDirectory()) return stateOf(stat);
+  const seen: string[] = [];
+  const walk = (dir: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (budget.left-- <= 0) {
+        seen.push("…");
+        return;
+      }
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else
+        try {
+          const at = lstatSync(path);
+          seen.push(`${relative(abs, path)}=${at.isSymbolicLink() ? `link:${readlinkSync(path)}` : stateOf(at)}`);
+        } catch {
+          // Gone meanwhile.
+        }
+    }
+  };
+  walk(abs);
+  return seen.join("|");
+}
+
+/**
+ * What an entry is: a link's target and what it leads to, a file's size and times (its ctime
+ * changes at every write, and no process can set it back), so nothing is read. Null when it is gone,
+ * and for an empty file where the sandbox library mounted over a missing path (`mountPoint`): the
+ * agent cannot write there, the file is the library's and goes when the sandbox is reset.
+ */
+function signature(abs: string, mountPoint: boolean, budget: { left: number }): string | null {
   try {
     const stat = lstatSync(abs);
-    if (stat.isSymbolicLink()) return `link:${readlinkSync(abs)}`;
+    if (stat.isSymbolicLink()) return `link:${readlinkSync(abs)}->${linkTarget(abs, budget)}`;
     if (mountPoint && stat.isFile() && stat.size === 0) return null;
-    return `${stat.mode}:${stat.size}:${stat.ino}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    return stateOf(stat);
   } catch {
     return null;
   }
@@ -203,12 +254,13 @@ const atMountPoint = (path: string, mountPoints: readonly string[]) =>
  */
 export function agentFileCollector(mountPoints: readonly string[]) {
   const found: AgentFiles = new Map();
+  const budget = { left: FOLLOWED_ENTRIES };
   return {
     found,
     visit(root: string, path: string): void {
       const kind = agentFileKind(path);
       if (kind === null) return;
-      const seen = signature(`${root}/${path}`, atMountPoint(path, mountPoints));
+      const seen = signature(join(root, path), atMountPoint(path, mountPoints), budget);
       if (seen !== null) found.set(path, { kind, seen });
     },
   };
