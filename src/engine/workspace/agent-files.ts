@@ -8,7 +8,7 @@
 // listing would miss a file the agent also named in a .gitignore it wrote, and a workspace outside
 // git would show only the tools' own writes.
 import { type Dirent, lstatSync, readdirSync, readlinkSync, type Stats, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /**
  * `opencode_config`: reported as `opencode_config_changed` (its meaning unchanged since it came);
@@ -187,7 +187,12 @@ const FOLLOWED_ENTRIES = 10_000;
  * turn writing docs/agents.md): the file's state, or each entry's below the directory (links not
  * followed again); "" where it leads nowhere.
  */
-function linkTarget(abs: string, budget: { left: number }): string {
+function linkTarget(root: string, abs: string, budget: { left: number }): string {
+  // Only where it leads into the workspace: a link out of it that the turn made is removed after
+  // it (outside-links.ts), and one the repository had leads where the sandbox kept the turn from
+  // writing; nor is a path outside (a network mount) stat'ed for it.
+  const rel = relative(root, resolve(dirname(abs), readlinkSync(abs)));
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return "";
   let stat: Stats;
   try {
     stat = statSync(abs);
@@ -229,10 +234,10 @@ function linkTarget(abs: string, budget: { left: number }): string {
  * and for an empty file where the sandbox library mounted over a missing path (`mountPoint`): the
  * agent cannot write there, the file is the library's and goes when the sandbox is reset.
  */
-function signature(abs: string, mountPoint: boolean, budget: { left: number }): string | null {
+function signature(root: string, abs: string, mountPoint: boolean, budget: { left: number }): string | null {
   try {
     const stat = lstatSync(abs);
-    if (stat.isSymbolicLink()) return `link:${readlinkSync(abs)}->${linkTarget(abs, budget)}`;
+    if (stat.isSymbolicLink()) return `link:${readlinkSync(abs)}->${linkTarget(root, abs, budget)}`;
     if (mountPoint && stat.isFile() && stat.size === 0) return null;
     return stateOf(stat);
   } catch {
@@ -260,7 +265,7 @@ export function agentFileCollector(mountPoints: readonly string[]) {
     visit(root: string, path: string): void {
       const kind = agentFileKind(path);
       if (kind === null) return;
-      const seen = signature(join(root, path), atMountPoint(path, mountPoints), budget);
+      const seen = signature(root, join(root, path), atMountPoint(path, mountPoints), budget);
       if (seen !== null) found.set(path, { kind, seen });
     },
   };
