@@ -8,8 +8,11 @@ import { AGENT_FILES, agentFileKind, agentFilesChanged } from "../../src/engine/
 import { surveyWorkspace } from "../../src/engine/workspace/survey.js";
 import { SANDBOX_MOUNT_POINTS } from "../../src/plan/sandbox-spec.js";
 
-let root: string;
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+let root: string | undefined;
+afterEach(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
 
 function workspace(files: Record<string, string>): string {
   root = mkdtempSync(join(tmpdir(), "oc-agent-files-"));
