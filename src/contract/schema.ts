@@ -367,6 +367,12 @@ export const ResultSchema = event(
           .describe(
             "opencode's configuration the turn created, changed or removed in the workspace (opencode.json(c), files under .opencode/), relative to it, read from the disk whatever git ignores: the next opencode started there reads it, outside any sandbox too (a sandbox_opencode_config warning names them).",
           ),
+        agent_files_changed: z
+          .array(z.string())
+          .optional()
+          .describe(
+            "The other files coding agents load on their own that the turn created, changed or removed in the workspace: instruction files (AGENTS.md, CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, …) and other agents' configuration (.claude/, .mcp.json, .gemini/, .codex/, .agents/, …; docs/sandbox.md lists them all), relative to it, sorted, read from the disk whatever git ignores: the next agent started there follows them, outside any sandbox too (a sandbox_agent_files warning names them). opencode's own configuration is in opencode_config_changed, never here. Absent from results of older releases.",
+          ),
       })
       .strict()
       .optional()

@@ -41,6 +41,8 @@ export const WARNING_CODES = {
     "files of the workspace with other hard links are kept read-only in the sandbox (writing one would change its other names, which may lie outside); the paths are in the message",
   sandbox_opencode_config:
     "a sandboxed turn created or changed opencode's configuration in the workspace (opencode.json(c), .opencode/); the next opencode started there reads it, outside any sandbox too; the paths are in the message",
+  sandbox_agent_files:
+    "a sandboxed turn created, changed or removed files coding agents load on their own (instruction files such as AGENTS.md or CLAUDE.md, other agents' configuration such as .claude/settings.json hooks or .mcp.json; opencode's own configuration is sandbox_opencode_config's); the next agent started there follows them, outside any sandbox; the paths are in the message",
 } as const;
 
 export type WarningCode = keyof typeof WARNING_CODES;

@@ -22,14 +22,15 @@ import { announceTurn, prepareTurn } from "./prepare.js";
 import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
-import { opencodeConfigChangedSince, opencodeConfigIn } from "./workspace/opencode-config.js";
-import { linksIn, removeOutsideLinks, removeSpecialFiles } from "./workspace/outside-links.js";
+import { agentFileKind, agentFilesChanged } from "./workspace/agent-files.js";
+import { removeOutsideLinks, removeSpecialFiles } from "./workspace/outside-links.js";
 import {
   takeWorkspaceSnapshot,
   type WorkspaceChanges,
   type WorkspaceSnapshot,
   workspaceChangesSince,
 } from "./workspace/snapshot.js";
+import { surveyWorkspace } from "./workspace/survey.js";
 import { dropPatchBase, type PatchBase, turnPatch } from "./workspace/turn-patch.js";
 
 export async function executeTurn(
@@ -98,10 +99,11 @@ export async function executeTurn(
         const snapshot: WorkspaceSnapshot = made.remote
           ? { dir: options.placement.dir, skipped: `the workspace is on ${made.remote.host}` }
           : takeWorkspaceSnapshot(options.placement.dir);
-        // The workspace's links before a sandboxed turn: the ones the turn makes are checked after it.
-        const linksBefore = made.sandbox && !made.remote ? linksIn(options.placement.dir) : null;
-        // And its opencode configuration, read from the disk: git's view is the agent's to steer.
-        const configBefore = made.sandbox && !made.remote ? opencodeConfigIn(options.placement.dir) : null;
+        // The workspace's links and the files agents load (opencode's configuration among them)
+        // before a sandboxed turn, read from the disk (git's view is the agent's to steer): what the
+        // turn made of them is checked after it.
+        const surveyed =
+          made.sandbox && !made.remote ? surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS) : null;
         const deadline = options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
@@ -128,9 +130,16 @@ export async function executeTurn(
         }
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
-        const outsideLinks = linksBefore ? removeOutsideLinks(options.placement.dir, linksBefore) : [];
-        const specialFiles = linksBefore ? removeSpecialFiles(options.placement.dir, linksBefore) : [];
-        const configChanged = configBefore ? opencodeConfigChangedSince(options.placement.dir, configBefore) : [];
+        // One walk after the turn serves every check.
+        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS);
+        const outsideLinks =
+          surveyed && now ? removeOutsideLinks(options.placement.dir, surveyed.links, now.links) : [];
+        const specialFiles =
+          surveyed && now ? removeSpecialFiles(options.placement.dir, surveyed.links, now.links) : [];
+        // What was removed is no longer there for the next agent to load.
+        for (const gone of [...outsideLinks, ...specialFiles]) if (gone.removed) now?.agentFiles.delete(gone.path);
+        const agentFiles =
+          surveyed && now ? agentFilesChanged(surveyed.agentFiles, now.agentFiles) : { opencode: [], others: [] };
         after = await afterTurn(options, core.normalizer, tried.opened.ops, ran?.stop ?? control.reason, opened.output);
         workspace = workspaceChangesSince(
           snapshot,
@@ -157,7 +166,7 @@ export async function executeTurn(
             options,
             outsideLinks,
             specialFiles,
-            configChanged,
+            agentFiles,
           );
       }
     }
@@ -247,15 +256,12 @@ function writeTurnPatch(
   }
 }
 
-/**
- * opencode's configuration in the workspace: opencode.json(c) anywhere in it and all under a
- * `.opencode` directory. What a sandboxed turn writes there is read by the next opencode started on
- * that directory (a later, unsandboxed turn too): the user is told.
- */
 /** How many paths (links, pipes, configuration files) a warning names; the rest are counted. */
 const SHOWN_PATHS = 10;
 
-const OPENCODE_CONFIG_PATH = /(^|\/)(opencode\.jsonc?$|\.opencode\/)/;
+/** The first SHOWN_PATHS paths, joined, and how many more there are. */
+const shown = (paths: readonly string[]) =>
+  `${paths.slice(0, SHOWN_PATHS).join(", ")}${paths.length > SHOWN_PATHS ? ` and ${paths.length - SHOWN_PATHS} more` : ""}`;
 
 /** Each refused host once as a warning, and the sandbox as the result describes it. */
 function sandboxReport(
@@ -266,41 +272,56 @@ function sandboxReport(
   options: ResolvedTurn,
   outside: ReturnType<typeof removeOutsideLinks>,
   special: ReturnType<typeof removeSpecialFiles>,
-  /** opencode's configuration the turn changed, read from the disk (opencode-config.ts). */
-  configChanged: readonly string[],
+  /**
+   * The files agents load that the turn changed, read from the disk (agent-files.ts): opencode's
+   * configuration, and the rest (instructions, other agents' configuration).
+   */
+  agentFiles: { opencode: readonly string[]; others: readonly string[] },
 ): ResultMeta["sandbox"] {
   if (special.length > 0)
     core.normalizer.warning(
       "sandbox_special_file",
-      `the turn left named pipes or sockets in the workspace: ${special
-        .slice(0, SHOWN_PATHS)
-        .map((f) => `${f.path}${f.removed ? "" : " (could not be removed)"}`)
-        .join(
-          ", ",
-        )}${special.length > SHOWN_PATHS ? ` and ${special.length - SHOWN_PATHS} more` : ""}; ${special.every((f) => f.removed) ? "removed" : "the rest removed"}, since a later step that reads every file (cat, tar, a linter) would wait on one for ever`,
+      `the turn left named pipes or sockets in the workspace: ${shown(special.map((f) => `${f.path}${f.removed ? "" : " (could not be removed)"}`))}; ${special.every((f) => f.removed) ? "removed" : "the rest removed"}, since a later step that reads every file (cat, tar, a linter) would wait on one for ever`,
     );
   if (outside.length > 0)
     core.normalizer.warning(
       "sandbox_outside_link",
-      `the turn left links that lead out of the workspace: ${outside
-        .slice(0, SHOWN_PATHS)
-        .map((l) => `${l.path} -> ${l.target}${l.removed ? "" : " (could not be removed)"}`)
-        .join(
-          ", ",
-        )}${outside.length > SHOWN_PATHS ? ` and ${outside.length - SHOWN_PATHS} more` : ""}; ${outside.every((l) => l.removed) ? "removed" : "the rest removed"}, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
+      `the turn left links that lead out of the workspace: ${shown(outside.map((l) => `${l.path} -> ${l.target}${l.removed ? "" : " (could not be removed)"}`))}; ${outside.every((l) => l.removed) ? "removed" : "the rest removed"}, since a later step that follows links (zip -r, an artifact upload, a cache) would read what the sandbox hid`,
     );
   for (const host of new Set(refused))
     core.normalizer.warning(
       "sandbox_refused",
       `the sandbox refused a connection to ${host}: not an allowed host (${options.placement.names.allowHosts} ${host} lets it through)`,
     );
-  const config = [
-    ...new Set([...changes.map((c) => c.path).filter((p) => OPENCODE_CONFIG_PATH.test(p)), ...configChanged]),
-  ].sort();
+  // The tools' own writes and git's listing (workspace changes) count too, as they always did.
+  const changed = (kind: "opencode" | "others", disk: readonly string[]) =>
+    [
+      ...new Set([
+        ...changes
+          .map((c) => c.path)
+          .filter((p) => {
+            const k = agentFileKind(p);
+            return k !== null && (k === "opencode_config") === (kind === "opencode");
+          }),
+        ...disk,
+      ]),
+    ].sort();
+  const config = changed("opencode", agentFiles.opencode);
   if (config.length > 0)
     core.normalizer.warning(
       "sandbox_opencode_config",
-      `the turn created or changed opencode's configuration in the workspace: ${config.slice(0, SHOWN_PATHS).join(", ")}${config.length > SHOWN_PATHS ? ` and ${config.length - SHOWN_PATHS} more` : ""}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
+      `the turn created or changed opencode's configuration in the workspace: ${shown(config)}; the next opencode started there reads it, outside any sandbox too: review it, or discard the workspace`,
     );
-  return { ...info, refused_connections: refused.length, opencode_config_changed: config };
+  const others = changed("others", agentFiles.others);
+  if (others.length > 0)
+    core.normalizer.warning(
+      "sandbox_agent_files",
+      `the turn created, changed or removed files coding agents load on their own (instructions, hooks, MCP servers, skills): ${shown(others)}; the next agent started in the workspace (oc-exec, opencode, claude, gemini, codex…) follows them, outside any sandbox: review them, or discard the workspace`,
+    );
+  return {
+    ...info,
+    refused_connections: refused.length,
+    opencode_config_changed: config,
+    agent_files_changed: others,
+  };
 }

@@ -5,30 +5,32 @@
 // caller's; the turn's own that lead outside are removed after it, and named. So are the named
 // pipes and sockets the turn left: a later step that reads every file (`cat *`, `tar`, a linter,
 // `grep -r`) would wait on one for ever, and neither git nor a patch shows them.
-import { lstatSync, readlinkSync, unlinkSync } from "node:fs";
+import { type Dirent, lstatSync, readlinkSync, unlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { walkWorkspace } from "./tree-walk.js";
 
 /**
  * Every symbolic link under root (its path relative to root, and its target as written), and every
- * named pipe or socket (target SPECIAL); .git aside.
+ * named pipe or socket (target SPECIAL); .git aside. Gathered by the workspace's one walk (survey.ts).
  */
 export type Links = Map<string, string>;
 
 const SPECIAL = "\0special";
 
-export function linksIn(root: string): Links {
-  const links: Links = new Map();
-  walkWorkspace(root, (path, entry) => {
-    if (entry.isSymbolicLink()) {
-      try {
-        links.set(path, readlinkSync(join(root, path)));
-      } catch {
-        // Gone already.
-      }
-    } else if (entry.isFIFO() || entry.isSocket()) links.set(path, SPECIAL);
-  });
-  return links;
+/** The links' collector for one walk of the workspace (survey.ts). */
+export function linkCollector() {
+  const found: Links = new Map();
+  return {
+    found,
+    visit(root: string, path: string, entry: Dirent): void {
+      if (entry.isSymbolicLink()) {
+        try {
+          found.set(path, readlinkSync(join(root, path)));
+        } catch {
+          // Gone already.
+        }
+      } else if (entry.isFIFO() || entry.isSocket()) found.set(path, SPECIAL);
+    },
+  };
 }
 
 const within = (inner: string, outer: string) => {
@@ -37,12 +39,16 @@ const within = (inner: string, outer: string) => {
 };
 
 /**
- * The links made or changed since `before` whose target lies outside root, removed. Returns what
+ * The links made or changed between `before` and `now` whose target lies outside root, removed. Returns what
  * was removed ({path, target}); a link that cannot be removed is still returned, with removed false.
  */
-export function removeOutsideLinks(root: string, before: Links): { path: string; target: string; removed: boolean }[] {
+export function removeOutsideLinks(
+  root: string,
+  before: Links,
+  now: Links,
+): { path: string; target: string; removed: boolean }[] {
   const found: { path: string; target: string; removed: boolean }[] = [];
-  for (const [path, target] of linksIn(root)) {
+  for (const [path, target] of now) {
     if (before.get(path) === target || target === SPECIAL) continue;
     const abs = join(root, path);
     if (within(resolve(dirname(abs), target), root)) continue;
@@ -60,10 +66,10 @@ export function removeOutsideLinks(root: string, before: Links): { path: string;
   return found;
 }
 
-/** The named pipes and sockets that were not there before the turn, removed ({path, removed}). */
-export function removeSpecialFiles(root: string, before: Links): { path: string; removed: boolean }[] {
+/** The named pipes and sockets in `now` that were not there before the turn, removed ({path, removed}). */
+export function removeSpecialFiles(root: string, before: Links, now: Links): { path: string; removed: boolean }[] {
   const found: { path: string; removed: boolean }[] = [];
-  for (const [path, target] of linksIn(root)) {
+  for (const [path, target] of now) {
     if (target !== SPECIAL || before.get(path) === SPECIAL) continue;
     let removed = false;
     try {
