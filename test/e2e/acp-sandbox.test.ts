@@ -500,7 +500,8 @@ describe.skipIf(skip)("--acp qwen, codex, copilot --sandbox: each runs in the sa
 
   it("qwen: OPENAI_BASE_URL's host through the proxy; exit 0", async () => {
     await toolTurn("qwen", qwen.env, [new URL(qwen.server.url).host]);
-    expect(qwen.server.requests.filter((r) => r.userText.includes("qwen-sbx-")).length).toBe(2);
+    const mine = qwen.server.requests.filter((r) => r.userText.includes("qwen-sbx-"));
+    expect(mine.length, JSON.stringify(mine.map((r) => r.body.messages.map((m) => m.role)))).toBe(2);
   }, 90_000);
 
   it("codex: a provider of its config.toml needs --allow-host and --pass-env; Codex's own sandbox is off inside oc-exec's; exit 0", async () => {

@@ -67,6 +67,10 @@ export const AGENT_PROVIDERS = {
           privacy: { usageStatisticsEnabled: false },
           telemetry: { enabled: false },
           general: { disableAutoUpdate: true, disableUpdateNag: true },
+          // After a turn Qwen Code sends the conversation to the model again in the background to
+          // extract "memories" into its home: a model call that is not the turn's, raced by the
+          // agent's end, so a turn made two calls or three.
+          memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
         }),
       );
     },
