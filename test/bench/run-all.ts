@@ -12,6 +12,7 @@ import { bundledBinary } from "../../src/domain/opencode/locate.js";
 import { makeHermeticHome } from "../../src/domain/scripted/hermetic-home.js";
 import { messageText, startModelServer } from "../../src/domain/scripted/model-server.js";
 import { readServers } from "../../src/hosts/server/registry.js";
+import { ACP_AGENTS } from "../../src/plan/acp-spec.js";
 import { FAKE_OPENCODE } from "../support/fixtures.js";
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { type PeerName, startPeer } from "../support/peer-setup.js";
@@ -909,6 +910,34 @@ async function otelBench(): Promise<void> {
   );
 }
 
+/** The three ways the agents bench runs a turn: the agent's headless mode, the bare ACP client, oc-exec --acp. */
+const SIDES = ["own", "bare", "acp"] as const;
+type Side = (typeof SIDES)[number];
+
+/** The command of an agent's ACP mode, as oc-exec runs it (`opencode`: the bundled binary's `acp`). */
+const acpArgv = (name: string): string[] =>
+  name === "opencode" ? [bundledBinary()!.path, "acp"] : [...ACP_AGENTS[name as keyof typeof ACP_AGENTS]!];
+
+/**
+ * `n` rounds of one run of each side, the order rotated each round (a side is first, middle and
+ * last equally often); `ratioTo(a, b)`: each round's a / b.
+ */
+async function rotatingRounds<S extends string>(
+  n: number,
+  sides: readonly S[],
+  run: (side: S) => Promise<{ ms: number }>,
+) {
+  const times = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
+  for (let i = 0; i < n; i++) {
+    const order = sides.map((_, k) => sides[(k + i) % sides.length]!);
+    const round = new Map<S, number>();
+    for (const side of order) round.set(side, (await run(side)).ms);
+    for (const side of sides) times[side].push(round.get(side)!);
+  }
+  const ratioTo = (a: S, b: S) => times[a].map((t, i) => t / times[b][i]!);
+  return { times, ratioTo };
+}
+
 /** An agent of `--acp NAME` and its own headless command line for a prompt, or why it is skipped. */
 type AgentBench = {
   name: string;
@@ -996,11 +1025,14 @@ async function agentSetup(bench: AgentBench) {
 }
 
 /**
- * Each agent's own headless mode against the same agent under `oc-exec --acp NAME --auto`: one
+ * Each agent's own headless mode against the same agent under `oc-exec --acp NAME --auto`, with
+ * the agent's ACP mode driven by the least client there is (bare-acp-client.mjs) between them: one
  * scripted tool turn (the model has the shell run `echo hi`, then answers), the same HOME, settings
- * and scripted server on both sides, a fresh prompt per run, alternating pairs after a warm-up of
- * each. oc-exec's side pays its own start, the agent's ACP start (initialize, session/new) in place
- * of its headless one, the permission asked and granted over ACP, and the translation to JSONL.
+ * and scripted server on every side, a fresh prompt per run, rotating rounds after a warm-up of
+ * each. oc-exec / own is the issue's target; bare / own is what the agent's ACP mode costs against
+ * its headless one (its start, initialize, session/new, the permission over ACP), which oc-exec
+ * cannot change; oc-exec / bare is oc-exec's own share (its start, the policy, the events, the
+ * checks, ending the agent).
  * Every run must succeed (exit 0, the tool's result back at the model, the answer on stdout), or
  * that agent's figures are abandoned with the reason.
  */
@@ -1009,7 +1041,7 @@ async function agentsBench(): Promise<void> {
   const answer = "The command printed hi.";
   const rows: string[] = [];
   out(
-    `agents: each agent's own headless mode against the same agent under oc-exec --acp NAME --auto, one scripted tool turn (echo hi, then an answer), ${pairs} alternating pairs each after a warm-up of each side`,
+    `agents: each agent's own headless mode, its ACP mode under the bare client, and oc-exec --acp NAME --auto, one scripted tool turn (echo hi, then an answer), ${pairs} rotating rounds each after a warm-up of each side`,
   );
   for (const bench of AGENT_BENCHES) {
     if (bench.skip) {
@@ -1021,12 +1053,18 @@ async function agentsBench(): Promise<void> {
     out(`  load average before ${bench.name}: ${loadavg()[0]!.toFixed(2)}`);
     const setup = await agentSetup(bench);
     let n = 0;
-    const turn = async (viaAcp: boolean) => {
+    const turn = async (side: Side) => {
       const marker = `bench-${bench.name}-${++n}`;
       const prompt = `scenario:tool ${marker}`;
-      const [file, args] = viaAcp
-        ? [process.execPath, [BIN, "-q", "-n", "--acp", bench.name, "--auto", prompt]]
-        : bench.command!(prompt);
+      const [file, args] =
+        side === "acp"
+          ? [process.execPath, [BIN, "-q", "-n", "--acp", bench.name, "--auto", prompt]]
+          : side === "bare"
+            ? [
+                process.execPath,
+                [join(root, "test", "bench", "bare-acp-client.mjs"), prompt, "--", ...acpArgv(bench.name)],
+              ]
+            : bench.command!(prompt);
       const run = await measure(file, args, {
         env: setup.env,
         cwd: setup.workspace,
@@ -1050,28 +1088,43 @@ async function agentsBench(): Promise<void> {
               : null;
       if (problem)
         throw new Error(
-          `${viaAcp ? `oc-exec --acp ${bench.name}` : bench.own}: ${problem}; stderr ends: ${run.stderr.trim().slice(-1200) || "(empty)"}`,
+          `${side === "acp" ? `oc-exec --acp ${bench.name}` : side === "bare" ? "the bare ACP client" : bench.own}: ${problem}; stderr ends: ${run.stderr.trim().slice(-1200) || "(empty)"}`,
         );
       return run;
     };
     try {
-      const warm = { own: await turn(false), acp: await turn(true) };
-      const { off: own, on: acp, ratios } = await alternatingPairs(pairs, turn);
-      const [low, high] = medianInterval(ratios);
-      const ratio = median(ratios);
+      const warm = { own: await turn("own"), bare: await turn("bare"), acp: await turn("acp") };
+      const { times, ratioTo } = await rotatingRounds(pairs, SIDES, turn);
+      const ratio = median(ratioTo("acp", "own"));
+      const [low, high] = medianInterval(ratioTo("acp", "own"));
+      const ours = median(ratioTo("acp", "bare"));
+      const [oursLow, oursHigh] = medianInterval(ratioTo("acp", "bare"));
+      const mode = median(ratioTo("bare", "own"));
       const verdict = ratio <= 1.1 ? "met" : "NOT met";
-      out(`  ${bench.name}: ${bench.own} against oc-exec --acp ${bench.name} --auto`);
-      out(`    warm-up            own ${f(warm.own.ms, 0)} ms, oc-exec ${f(warm.acp.ms, 0)} ms`);
-      out(`    medians of ${pairs}      own ${f(median(own), 0)} ms, oc-exec ${f(median(acp), 0)} ms`);
+      const oursVerdict = ours <= 1.1 ? "met" : "NOT met";
+      const ms = (side: Side) => median(times[side]);
+      out(`  ${bench.name}: ${bench.own}, the bare ACP client, and oc-exec --acp ${bench.name} --auto`);
       out(
-        `    ratio oc-exec / own ${f(ratio, 3)} median of pair ratios, 95% interval ${f(low, 3)} - ${f(high, 3)}   (target <= 1.10: ${verdict})`,
+        `    warm-up            own ${f(warm.own.ms, 0)} ms, bare ACP ${f(warm.bare.ms, 0)} ms, oc-exec ${f(warm.acp.ms, 0)} ms`,
       );
-      out(`    extra time          ${f(median(acp.map((ms, i) => ms - own[i]!)), 0)} ms median of pair differences`);
       out(
-        `    each run (ms, in pair order) own ${own.map((x) => f(x, 0)).join(" ")}; oc-exec ${acp.map((x) => f(x, 0)).join(" ")}`,
+        `    medians of ${pairs}      own ${f(ms("own"), 0)} ms, bare ACP ${f(ms("bare"), 0)} ms, oc-exec ${f(ms("acp"), 0)} ms`,
+      );
+      out(
+        `    oc-exec / own       ${f(ratio, 3)} median of round ratios, 95% interval ${f(low, 3)} - ${f(high, 3)}   (target <= 1.10: ${verdict})`,
+      );
+      out(
+        `    oc-exec / bare ACP  ${f(ours, 3)}, 95% interval ${f(oursLow, 3)} - ${f(oursHigh, 3)}   (oc-exec's own share; <= 1.10: ${oursVerdict})`,
+      );
+      out(`    bare ACP / own      ${f(mode, 3)}   (the agent's ACP mode against its headless mode, without oc-exec)`);
+      out(
+        `    extra time          ${f(median(times.acp.map((t, i) => t - times.own[i]!)), 0)} ms over own, ${f(median(times.acp.map((t, i) => t - times.bare[i]!)), 0)} ms over bare ACP (medians of round differences)`,
+      );
+      out(
+        `    each run (ms, in round order) ${SIDES.map((side) => `${side} ${times[side].map((x) => f(x, 0)).join(" ")}`).join("; ")}`,
       );
       rows.push(
-        `  ${bench.name.padEnd(9)} ${f(median(own), 0).padStart(7)} ${f(median(acp), 0).padStart(10)}   ${f(ratio, 3)}   ${f(low, 3)} - ${f(high, 3)}   ${verdict}`,
+        `  ${bench.name.padEnd(9)} ${f(ms("own"), 0).padStart(7)} ${f(ms("bare"), 0).padStart(9)} ${f(ms("acp"), 0).padStart(10)}   ${f(ratio, 3)} ${verdict.padEnd(7)}   ${f(ours, 3)} ${oursVerdict.padEnd(7)}   ${f(mode, 3)}`,
       );
     } catch (error) {
       out(`  ${bench.name}: aborted: ${(error as Error).message}`);
@@ -1093,8 +1146,8 @@ async function agentsBench(): Promise<void> {
       }
     }
   }
-  out(`  summary (medians of ${pairs} pairs; target: oc-exec / own <= 1.10 wall time)`);
-  out("  agent       own ms  oc-exec ms   ratio   95% interval    target");
+  out(`  summary (medians of ${pairs} rounds; target: oc-exec / own <= 1.10 wall time)`);
+  out("  agent       own ms  bare ms  oc-exec ms   oc-exec/own       oc-exec/bare      bare/own");
   for (const row of rows) out(row);
 }
 
