@@ -373,6 +373,16 @@ export const ResultSchema = event(
           .describe(
             "The other files coding agents load on their own that the turn created, changed or removed in the workspace: instruction files (AGENTS.md, CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, …) and other agents' configuration (.claude/, .mcp.json, .gemini/, .codex/, .agents/, …; docs/sandbox.md lists them all), relative to it, sorted, read from the disk whatever git ignores: the next agent started there follows them, outside any sandbox too (a sandbox_agent_files warning names them). opencode's own configuration is in opencode_config_changed, never here. Absent from results of older releases.",
           ),
+        hidden_changes: z
+          .object({
+            count: z.number().int().nonnegative(),
+            paths: z.array(z.string()).max(100),
+          })
+          .strict()
+          .optional()
+          .describe(
+            "Files (and links) the turn created or changed in the workspace that workspace_changes does not show, since git does not list them: under a path a .gitignore names (node_modules, .venv, build output) or one the turn named in a .gitignore it wrote. count: how many; paths: the first 100, relative to the workspace, sorted. Found by the change time every write sets, on the walk after the turn. The job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages); a sandbox_hidden_changes warning names them. Files named in opencode_config_changed or agent_files_changed are not repeated here. Absent from results of older releases.",
+          ),
       })
       .strict()
       .optional()

@@ -5,6 +5,7 @@
 // Each stage returns what it found; the classifier's input is assembled here, once.
 // Every path ends in exactly one result event, including bugs in this file.
 
+import { relative } from "node:path";
 import type { OcEvent, ResultEvent } from "../contract/schema.js";
 import type { TurnEnd } from "../domain/outcome/classify.js";
 import { errorText } from "../domain/outcome/errors.js";
@@ -23,6 +24,7 @@ import type { SourceRun } from "./run-source.js";
 import { createTurnCore, type TurnCore } from "./turn-core.js";
 import { verifyRounds, wouldSucceed } from "./verify-rounds.js";
 import { agentFileKind, agentFilesChanged } from "./workspace/agent-files.js";
+import { hiddenChanges } from "./workspace/hidden-changes.js";
 import { removeOutsideLinks, removeSpecialFiles } from "./workspace/outside-links.js";
 import {
   takeWorkspaceSnapshot,
@@ -102,6 +104,7 @@ export async function executeTurn(
         // The workspace's links and the files agents load (opencode's configuration among them)
         // before a sandboxed turn, read from the disk (git's view is the agent's to steer): what the
         // turn made of them is checked after it.
+        const surveyedAt = Date.now();
         const surveyed =
           made.sandbox && !made.remote ? surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS) : null;
         const deadline = options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms;
@@ -131,7 +134,7 @@ export async function executeTurn(
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
         // One walk after the turn serves every check.
-        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS);
+        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS, surveyedAt);
         const outsideLinks =
           surveyed && now ? removeOutsideLinks(options.placement.dir, surveyed.links, now.links) : [];
         const specialFiles =
@@ -157,6 +160,20 @@ export async function executeTurn(
               patchRefused = refused;
             }) ?? undefined;
         }
+        // What changed where git does not look: not in workspace_changes, nor named as agent files,
+        // nor what was removed above, nor oc-exec's own outputs and the sandbox's mount points.
+        const hidden = now
+          ? hiddenChanges(
+              now.changed,
+              [
+                ...(workspace?.files ?? []).map((f) => f.path),
+                ...agentFiles.opencode,
+                ...agentFiles.others,
+                ...[...outsideLinks, ...specialFiles].filter((f) => f.removed).map((f) => f.path),
+              ],
+              [...SANDBOX_MOUNT_POINTS, ...options.turn.ownOutputs.map((p) => relative(options.placement.dir, p))],
+            )
+          : [];
         if (made.sandbox)
           sandbox = sandboxReport(
             made.sandbox,
@@ -167,6 +184,7 @@ export async function executeTurn(
             outsideLinks,
             specialFiles,
             agentFiles,
+            hidden,
           );
       }
     }
@@ -263,6 +281,9 @@ const SHOWN_PATHS = 10;
 const shown = (paths: readonly string[]) =>
   `${paths.slice(0, SHOWN_PATHS).join(", ")}${paths.length > SHOWN_PATHS ? ` and ${paths.length - SHOWN_PATHS} more` : ""}`;
 
+/** How many of the hidden changes' paths the result keeps (the count is whole). */
+const HIDDEN_PATHS_KEPT = 100;
+
 /** Each refused host once as a warning, and the sandbox as the result describes it. */
 function sandboxReport(
   info: NonNullable<Backend["sandbox"]>,
@@ -277,6 +298,8 @@ function sandboxReport(
    * configuration, and the rest (instructions, other agents' configuration).
    */
   agentFiles: { opencode: readonly string[]; others: readonly string[] },
+  /** The files the turn changed that git does not list (hidden-changes.ts). */
+  hidden: readonly string[],
 ): ResultMeta["sandbox"] {
   if (special.length > 0)
     core.normalizer.warning(
@@ -318,10 +341,16 @@ function sandboxReport(
       "sandbox_agent_files",
       `the turn created, changed or removed files coding agents load on their own (instructions, hooks, MCP servers, skills): ${shown(others)}; the next agent started in the workspace (oc-exec, opencode, claude, gemini, codex…) follows them, outside any sandbox: review them, or discard the workspace`,
     );
+  if (hidden.length > 0)
+    core.normalizer.warning(
+      "sandbox_hidden_changes",
+      `the turn created or changed ${hidden.length} file(s) git does not list, so workspace_changes does not show them: ${shown(hidden)}; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them`,
+    );
   return {
     ...info,
     refused_connections: refused.length,
     opencode_config_changed: config,
     agent_files_changed: others,
+    hidden_changes: { count: hidden.length, paths: hidden.slice(0, HIDDEN_PATHS_KEPT) },
   };
 }
