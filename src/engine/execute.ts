@@ -171,7 +171,12 @@ export async function executeTurn(
                 ...agentFiles.others,
                 ...[...outsideLinks, ...specialFiles].filter((f) => f.removed).map((f) => f.path),
               ],
-              [...SANDBOX_MOUNT_POINTS, ...options.turn.ownOutputs.map((p) => relative(options.placement.dir, p))],
+              // `.git` itself: outside git, the sandbox's empty file where it mounted over the missing path.
+              [
+                ".git",
+                ...SANDBOX_MOUNT_POINTS,
+                ...options.turn.ownOutputs.map((p) => relative(options.placement.dir, p)),
+              ],
             )
           : [];
         if (made.sandbox)
@@ -184,7 +189,7 @@ export async function executeTurn(
             outsideLinks,
             specialFiles,
             agentFiles,
-            hidden,
+            { paths: hidden, inGit: workspace?.source === "git" },
           );
       }
     }
@@ -298,8 +303,8 @@ function sandboxReport(
    * configuration, and the rest (instructions, other agents' configuration).
    */
   agentFiles: { opencode: readonly string[]; others: readonly string[] },
-  /** The files the turn changed that git does not list (hidden-changes.ts). */
-  hidden: readonly string[],
+  /** The files the turn changed that workspace_changes does not show (hidden-changes.ts), and whether it is git's. */
+  hidden: { paths: readonly string[]; inGit: boolean },
 ): ResultMeta["sandbox"] {
   if (special.length > 0)
     core.normalizer.warning(
@@ -341,16 +346,16 @@ function sandboxReport(
       "sandbox_agent_files",
       `the turn created, changed or removed files coding agents load on their own (instructions, hooks, MCP servers, skills): ${shown(others)}; the next agent started in the workspace (oc-exec, opencode, claude, gemini, codex…) follows them, outside any sandbox: review them, or discard the workspace`,
     );
-  if (hidden.length > 0)
+  if (hidden.paths.length > 0)
     core.normalizer.warning(
       "sandbox_hidden_changes",
-      `the turn created or changed ${hidden.length} file(s) git does not list, so workspace_changes does not show them: ${shown(hidden)}; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them`,
+      `the turn created or changed ${hidden.paths.length} file(s) workspace_changes does not show (${hidden.inGit ? "git does not list them" : "the workspace is not in git: it shows the write tools' own files only"}): ${shown(hidden.paths)}; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them`,
     );
   return {
     ...info,
     refused_connections: refused.length,
     opencode_config_changed: config,
     agent_files_changed: others,
-    hidden_changes: { count: hidden.length, paths: hidden.slice(0, HIDDEN_PATHS_KEPT) },
+    hidden_changes: { count: hidden.paths.length, paths: hidden.paths.slice(0, HIDDEN_PATHS_KEPT) },
   };
 }

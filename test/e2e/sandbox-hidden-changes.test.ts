@@ -63,7 +63,7 @@ describe.skipIf(skip)("what a sandboxed turn changes where git does not look", (
     // What does say it.
     expect(run.result.sandbox?.hidden_changes).toEqual({ count: 1, paths: ["node_modules/.bin/jest"] });
     const message =
-      "the turn created or changed 1 file(s) git does not list, so workspace_changes does not show them: node_modules/.bin/jest; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them";
+      "the turn created or changed 1 file(s) workspace_changes does not show (git does not list them): node_modules/.bin/jest; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them";
     expect(warnings(run.events)).toEqual([expect.objectContaining({ code: "sandbox_hidden_changes", message })]);
     expect(run.stderr).toContain(`warning [sandbox_hidden_changes]: ${message}`);
     // The job's next step runs the planted code, outside the sandbox.
@@ -97,7 +97,7 @@ describe.skipIf(skip)("what a sandboxed turn changes where git does not look", (
     const [warning] = warnings(run.events);
     expect(warning?.code).toBe("sandbox_hidden_changes");
     expect(warning?.message).toContain(
-      "150 file(s) git does not list, so workspace_changes does not show them: node_modules/pkg/f100.js, node_modules/pkg/f101.js,",
+      "150 file(s) workspace_changes does not show (git does not list them): node_modules/pkg/f100.js, node_modules/pkg/f101.js,",
     );
     expect(warning?.message).toContain("node_modules/pkg/f109.js and 140 more;");
   });
