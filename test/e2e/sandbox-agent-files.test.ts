@@ -1,19 +1,10 @@
-// Files other coding agents load on their own, left behind by a sandboxed turn, attacked for real:
-// the real opencode under --sandbox workspace-write, the scripted model playing a prompt-injected
-// agent (attackPrompt) whose bash call plants them and hides them from git with a .gitignore. The
-// job's next step starts an agent in the workspace without the sandbox, and that agent follows them:
-// opencode (`oc-exec --auto`) gets a planted AGENTS.md in the system prompt the scripted server
-// records, and Claude Code (`oc-exec --acp claude`, Zed's adapter loading the project's settings)
-// runs a planted .claude/settings.json hook, whose command leaves a file outside the workspace.
-// Before agent-files.ts, such a turn said nothing: no warning, no `agent_files_changed`
-// (`opencode_config_changed` was `[]`, as these files are not opencode's configuration).
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { messageText } from "../../src/domain/scripted/model-server.js";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt, secret, toolOutput } from "../support/escape.js";
+import { committedCheckout } from "../support/git.js";
 import { usePeer } from "../support/peers.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 
@@ -25,19 +16,7 @@ const claude = usePeer("claude");
 /** A git repository with one commit (a CI checkout), and git run in it outside any sandbox. */
 function repo(files: Record<string, string> = {}) {
   const workspace = e2e.workspace();
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
-      cwd: workspace,
-      env: e2e.home.env,
-      encoding: "utf8",
-    });
-  git("init", "-q");
-  for (const [path, text] of Object.entries({ "a.txt": "a\n", ...files })) {
-    mkdirSync(join(workspace, path, ".."), { recursive: true });
-    writeFileSync(join(workspace, path), text);
-  }
-  git("add", "-A");
-  git("commit", "-qm", "base");
+  const git = committedCheckout(workspace, e2e.home.env, { "a.txt": "a\n", ...files });
   return { workspace, git };
 }
 

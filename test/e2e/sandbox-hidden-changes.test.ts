@@ -4,12 +4,13 @@
 // nothing, so workspace_changes was empty and the turn said nothing, and the job's next step
 // (`npm test`, outside any sandbox) ran the planted code. The turn now counts and names what changed
 // there (sandbox.hidden_changes, a sandbox_hidden_changes warning), so a job can refuse to go on.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt, secret, toolOutput } from "../support/escape.js";
+import { committedCheckout } from "../support/git.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 
 const e2e = useE2E();
@@ -21,17 +22,10 @@ const { skip } = await sandboxSkip("sandbox hidden changes tests (test/e2e/sandb
  */
 function checkout() {
   const workspace = e2e.workspace();
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
-      cwd: workspace,
-      env: e2e.home.env,
-      encoding: "utf8",
-    });
-  git("init", "-q");
-  writeFileSync(join(workspace, ".gitignore"), "node_modules/\n");
-  writeFileSync(join(workspace, "package.json"), '{"scripts":{"test":"jest"}}\n');
-  git("add", "-A");
-  git("commit", "-qm", "base");
+  const git = committedCheckout(workspace, e2e.home.env, {
+    ".gitignore": "node_modules/\n",
+    "package.json": '{"scripts":{"test":"jest"}}\n',
+  });
   mkdirSync(join(workspace, "node_modules", ".bin"), { recursive: true });
   const jest = join(workspace, "node_modules", ".bin", "jest");
   writeFileSync(jest, "#!/bin/sh\necho tests passed\n");

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useE2E } from "../support/e2e.js";
 import { attackPrompt, processesWithHome, secret, toolOutput } from "../support/escape.js";
+import { jobGit } from "../support/git.js";
 import { sandboxSkip } from "../support/sandbox-skip.js";
 import { keyedProvider } from "../support/tls-front.js";
 
@@ -91,12 +92,7 @@ describe.skipIf(skip)("the workspace's opencode configuration under a sandbox", 
 /** A git repository with one commit, and the job's next git command run in it, outside any sandbox. */
 function repo(hooksPath?: string) {
   const workspace = e2e.workspace();
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=ci@example.com", "-c", "user.name=ci", ...args], {
-      cwd: workspace,
-      env: e2e.home.env,
-      encoding: "utf8",
-    });
+  const git = jobGit(workspace, e2e.home.env);
   git("init", "-q");
   writeFileSync(join(workspace, "a.txt"), "a\n");
   if (hooksPath) {
