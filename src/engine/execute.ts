@@ -13,7 +13,7 @@ import type { ResultMeta } from "../domain/outcome/result.js";
 import type { Limit } from "../kernel/duration.js";
 import type { LaunchProblem } from "../kernel/problem.js";
 import { type ResolvedTurn, turnTimedOut } from "../plan/resolve-options.js";
-import { SANDBOX_MOUNT_POINTS } from "../plan/sandbox-spec.js";
+import { SANDBOX_EMPTY_FILES, SANDBOX_MOUNT_POINTS } from "../plan/sandbox-spec.js";
 import { type PlannedWrite, writePlanned } from "../sys/safe-write.js";
 import { type AfterTurn, afterTurn } from "./after-turn.js";
 import { runAttempts } from "./attempts.js";
@@ -106,7 +106,7 @@ export async function executeTurn(
         // turn made of them is checked after it.
         const surveyedAt = Date.now();
         const surveyed =
-          made.sandbox && !made.remote ? surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS) : null;
+          made.sandbox && !made.remote ? surveyWorkspace(options.placement.dir, SANDBOX_EMPTY_FILES) : null;
         const deadline = options.turn.timeout === null ? null : startedAt + options.turn.timeout.ms;
         const tried = await runAttempts(opened, { options, core, control, backend: made, deadline });
         ran = tried.ran;
@@ -134,7 +134,7 @@ export async function executeTurn(
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
         // One walk after the turn serves every check.
-        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_MOUNT_POINTS, surveyedAt);
+        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_EMPTY_FILES, surveyedAt);
         const outsideLinks =
           surveyed && now ? removeOutsideLinks(options.placement.dir, surveyed.links, now.links) : [];
         const specialFiles =
@@ -161,7 +161,7 @@ export async function executeTurn(
             }) ?? undefined;
         }
         // What changed where git does not look: not in workspace_changes, nor named as agent files,
-        // nor what was removed above, nor oc-exec's own outputs and the sandbox's mount points.
+        // nor what was removed above, nor oc-exec's own outputs.
         const hidden = now
           ? hiddenChanges(
               now.changed,
@@ -171,12 +171,7 @@ export async function executeTurn(
                 ...agentFiles.others,
                 ...[...outsideLinks, ...specialFiles].filter((f) => f.removed).map((f) => f.path),
               ],
-              // `.git` itself: outside git, the sandbox's empty file where it mounted over the missing path.
-              [
-                ".git",
-                ...SANDBOX_MOUNT_POINTS,
-                ...options.turn.ownOutputs.map((p) => relative(options.placement.dir, p)),
-              ],
+              options.turn.ownOutputs.map((p) => relative(options.placement.dir, p)),
             )
           : [];
         if (made.sandbox)

@@ -44,6 +44,13 @@ export const SANDBOX_MOUNT_POINTS = [
   ".claude/agents",
 ] as const;
 
+/**
+ * Where a sandboxed turn may find an empty file of the sandbox's own: the library's mount points,
+ * and `.git`, which the policy keeps from being made outside a repository by the same covering
+ * (hosts/sandbox/git-paths.ts).
+ */
+export const SANDBOX_EMPTY_FILES: readonly string[] = [".git", ...SANDBOX_MOUNT_POINTS];
+
 export type OpencodeDirs = { config: string; data: string; state: string; cache: string };
 
 export function opencodeDirs(env: NodeJS.ProcessEnv): OpencodeDirs {

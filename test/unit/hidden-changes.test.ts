@@ -22,7 +22,7 @@ function tree() {
 }
 
 const collect = (dir: string, since: number) => {
-  const collector = changedSinceCollector(since);
+  const collector = changedSinceCollector(since, [".mcp.json", ".git"]);
   walkWorkspace(dir, (path, entry) => collector.visit(dir, path, entry));
   return collector.found.sort();
 };
@@ -31,6 +31,13 @@ describe("the files a turn changed, by change time", () => {
   it("files and links changed since the turn began; directories never", () => {
     const dir = tree();
     expect(collect(dir, Date.now() - 60_000)).toEqual(["link", "node_modules/.bin/jest"]);
+  });
+
+  it("an empty file at a sandbox mount point is the sandbox's; one with content is the turn's", () => {
+    const dir = tree();
+    writeFileSync(join(dir, ".git"), "");
+    writeFileSync(join(dir, ".mcp.json"), '{"mcpServers":{}}');
+    expect(collect(dir, Date.now() - 60_000)).toEqual([".mcp.json", "link", "node_modules/.bin/jest"]);
   });
 
   it("nothing written after the time given", () => {

@@ -250,7 +250,7 @@ function signature(root: string, abs: string, mountPoint: boolean, budget: { lef
  * (hosts/sandbox's SANDBOX_MOUNT_POINTS) at any depth, or at the top the first missing component of
  * one (`.claude` for `.claude/commands` where no `.claude` was).
  */
-const atMountPoint = (path: string, mountPoints: readonly string[]) =>
+export const atMountPoint = (path: string, mountPoints: readonly string[]) =>
   mountPoints.some((m) => path === m || path.endsWith(`/${m}`) || m.startsWith(`${path}/`));
 
 /**

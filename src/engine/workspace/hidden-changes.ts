@@ -7,6 +7,7 @@
 import type { Dirent } from "node:fs";
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
+import { atMountPoint } from "./agent-files.js";
 
 /**
  * Kernel file times are coarse (a clock tick, up to 10 ms behind the real time): a file written
@@ -15,8 +16,12 @@ import { join } from "node:path";
  */
 const CLOCK_SLACK_MS = 20;
 
-/** Collects, on a walk, the entries (not directories) changed since `since` (ms since the epoch). */
-export function changedSinceCollector(since: number) {
+/**
+ * Collects, on a walk, the entries (not directories) changed since `since` (ms since the epoch). An
+ * empty file at one of `mountPoints` is the sandbox's own (it covers a missing path with one at the
+ * turn's start), as agent-files.ts reads them too.
+ */
+export function changedSinceCollector(since: number, mountPoints: readonly string[]) {
   const found: string[] = [];
   const from = since - CLOCK_SLACK_MS;
   return {
@@ -24,7 +29,9 @@ export function changedSinceCollector(since: number) {
     visit(root: string, path: string, entry: Dirent) {
       if (entry.isDirectory()) return;
       try {
-        if (lstatSync(join(root, path)).ctimeMs >= from) found.push(path);
+        const stat = lstatSync(join(root, path));
+        const sandboxOwn = stat.isFile() && stat.size === 0 && atMountPoint(path, mountPoints);
+        if (stat.ctimeMs >= from && !sandboxOwn) found.push(path);
       } catch {
         // gone meanwhile
       }
@@ -34,7 +41,8 @@ export function changedSinceCollector(since: number) {
 
 /**
  * The changed entries the turn's report does not show: not among `reported` (git's view of the
- * changes), nor a sandbox's own empty mount files, nor what oc-exec removed after the turn. Sorted.
+ * changes, the agent files named, what oc-exec removed after the turn), nor `skip` (oc-exec's own
+ * outputs). Sorted.
  */
 export function hiddenChanges(
   changed: readonly string[],

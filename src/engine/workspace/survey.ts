@@ -18,7 +18,7 @@ export function surveyWorkspace(root: string, mountPoints: readonly string[], si
   const links = linkCollector();
   const agentFiles = agentFileCollector(mountPoints);
   // After the turn: what changed since it began (hidden-changes.ts), an lstat an entry more.
-  const changed = since === undefined ? null : changedSinceCollector(since);
+  const changed = since === undefined ? null : changedSinceCollector(since, mountPoints);
   walkWorkspace(root, (path, entry) => {
     links.visit(root, path, entry);
     if (!entry.isDirectory()) agentFiles.visit(root, path);
