@@ -110,8 +110,13 @@ describe("--retry against an unreliable provider", () => {
     expect(run.result.failed_attempts).toEqual([
       expect.objectContaining({ attempt: 1, class: "api_error", name: "APIError" }),
     ]);
-    // opencode's own six calls, then oc-exec's second attempt.
-    expect(e2e.requestsFor(m)).toHaveLength(7);
+    // opencode's own calls (the first and its retries: 6 as observed), each refused; then oc-exec's
+    // second attempt, one call in the same session, told why.
+    const requests = e2e.requestsFor(m);
+    const resumed = requests.map((r) => JSON.stringify(r.body.messages).includes("previous attempt at this task"));
+    expect(resumed.at(-1)).toBe(true);
+    expect(resumed.filter(Boolean)).toHaveLength(1);
+    expect(requests.length).toBeGreaterThanOrEqual(7);
   }, 120_000);
 
   it("a 401 is never retried: exit 4 after one attempt, the provider asked once", async () => {

@@ -26,6 +26,10 @@ function scenarioOf(body: ChatRequest): string {
 }
 
 /** Tool results the model has seen so far in this turn. */
+function userMessages(body: ChatRequest): number {
+  return body.messages.filter((m) => m.role === "user").length;
+}
+
 function toolResults(body: ChatRequest): ChatMessage[] {
   return body.messages.filter((m) => m.role === "tool");
 }
@@ -88,8 +92,10 @@ export function scriptedReply(body: ChatRequest, seen: readonly RecordedRequest[
       // The first request never answers (a stream with no byte); any later one does.
       return calls <= 1 ? { kind: "hang" } : { kind: "text", text: "Answered on a later try." };
     case "overloaded-once":
-      // Overloaded for longer than opencode's own retries last (the first call and 5 retries), then fine.
-      return calls <= 6 ? OVERLOADED : { kind: "text", text: "Answered once the provider recovered." };
+      // Overloaded through all of opencode's own retries, however many it makes (5 as observed, more
+      // when a loaded machine's dropped connection adds one), then fine from the next attempt on:
+      // oc-exec's --retry, which adds a user message to the session.
+      return userMessages(body) < 2 ? OVERLOADED : { kind: "text", text: "Answered once the provider recovered." };
     case "retry-after-long":
       // Overloaded, and come back in an hour: opencode sleeps through such a wait on its own.
       return { ...OVERLOADED, headers: { "retry-after": "3600" } } as Reply;
