@@ -381,7 +381,7 @@ export const ResultSchema = event(
           .strict()
           .optional()
           .describe(
-            "Files (and links) the turn created or changed in the workspace that workspace_changes does not show, since git does not list them: under a path a .gitignore names (node_modules, .venv, build output) or one the turn named in a .gitignore it wrote. count: how many; paths: the first 100, relative to the workspace, sorted. Found by the change time every write sets, on the walk after the turn. The job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages); a sandbox_hidden_changes warning names them. Files named in opencode_config_changed or agent_files_changed are not repeated here. Absent from results of older releases.",
+            "Files (and links) the turn created or changed in the workspace that workspace_changes does not show, since git does not list them: under a path a .gitignore names (node_modules, .venv, build output) or one the turn named in a .gitignore it wrote. count: how many; paths: the first 100, relative to the workspace, sorted. Found by the change time every write sets, on the walk after the turn; a directory the turn put in place (not the one at its path before the turn) holding files older than the turn (moved there: a move keeps its files' times) is one path ending in /. The job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages); a sandbox_hidden_changes warning names them. Files named in opencode_config_changed or agent_files_changed are not repeated here. Absent from results of older releases.",
           ),
       })
       .strict()

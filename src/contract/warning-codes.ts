@@ -44,7 +44,7 @@ export const WARNING_CODES = {
   sandbox_agent_files:
     "a sandboxed turn created, changed or removed files coding agents load on their own (instruction files such as AGENTS.md or CLAUDE.md, other agents' configuration such as .claude/settings.json hooks or .mcp.json; opencode's own configuration is sandbox_opencode_config's); the next agent started there follows them, outside any sandbox; the paths are in the message",
   sandbox_hidden_changes:
-    "a sandboxed turn created or changed files git does not list (under a path a .gitignore names, such as node_modules or .venv, or one the turn named in a .gitignore it wrote), so workspace_changes does not show them; the job's later steps run what is there outside any sandbox; the first paths are in the message, all of them counted in result.sandbox.hidden_changes",
+    "a sandboxed turn created or changed files git does not list (under a path a .gitignore names, such as node_modules or .venv, or one the turn named in a .gitignore it wrote), or put in place a directory of older files there (a path ending in /), so workspace_changes does not show them; the job's later steps run what is there outside any sandbox; the first paths are in the message, all of them counted in result.sandbox.hidden_changes",
 } as const;
 
 export type WarningCode = keyof typeof WARNING_CODES;

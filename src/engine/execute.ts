@@ -134,7 +134,9 @@ export async function executeTurn(
         // Before oc-exec writes anything after the turn (-o, the patch, the reports): the turn's links
         // that lead out of the workspace are gone, so none of those writes meets one.
         // One walk after the turn serves every check.
-        const now = surveyed && surveyWorkspace(options.placement.dir, SANDBOX_EMPTY_FILES, surveyedAt);
+        const now =
+          surveyed &&
+          surveyWorkspace(options.placement.dir, SANDBOX_EMPTY_FILES, { since: surveyedAt, dirs: surveyed.dirs });
         const outsideLinks =
           surveyed && now ? removeOutsideLinks(options.placement.dir, surveyed.links, now.links) : [];
         const specialFiles =
@@ -172,6 +174,7 @@ export async function executeTurn(
                 ...[...outsideLinks, ...specialFiles].filter((f) => f.removed).map((f) => f.path),
               ],
               options.turn.ownOutputs.map((p) => relative(options.placement.dir, p)),
+              now.movedIn,
             )
           : [];
         if (made.sandbox)
@@ -344,7 +347,7 @@ function sandboxReport(
   if (hidden.paths.length > 0)
     core.normalizer.warning(
       "sandbox_hidden_changes",
-      `the turn created or changed ${hidden.paths.length} file(s) workspace_changes does not show (${hidden.inGit ? "git does not list them" : "the workspace is not in git: it shows the write tools' own files only"}): ${shown(hidden.paths)}; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them`,
+      `the turn created, changed or moved in ${hidden.paths.length} path(s) workspace_changes does not show (${hidden.inGit ? "git does not list them" : "the workspace is not in git: it shows the write tools' own files only"}): ${shown(hidden.paths)}${hidden.paths.some((p) => p.endsWith("/")) ? " (a path ending in / is a directory put in place by the turn, with older files in it)" : ""}; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them`,
     );
   return {
     ...info,

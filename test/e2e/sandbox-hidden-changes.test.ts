@@ -57,10 +57,38 @@ describe.skipIf(skip)("what a sandboxed turn changes where git does not look", (
     // What does say it.
     expect(run.result.sandbox?.hidden_changes).toEqual({ count: 1, paths: ["node_modules/.bin/jest"] });
     const message =
-      "the turn created or changed 1 file(s) workspace_changes does not show (git does not list them): node_modules/.bin/jest; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them";
+      "the turn created, changed or moved in 1 path(s) workspace_changes does not show (git does not list them): node_modules/.bin/jest; the job's later steps run what is there outside any sandbox (npm test runs node_modules/.bin, python a .venv's site-packages): discard them (git clean -fdX, then install again), or review them";
     expect(warnings(run.events)).toEqual([expect.objectContaining({ code: "sandbox_hidden_changes", message })]);
     expect(run.stderr).toContain(`warning [sandbox_hidden_changes]: ${message}`);
     // The job's next step runs the planted code, outside the sandbox.
+    expect(existsSync(canary)).toBe(false);
+    expect(npmTest(workspace)).toBe("tests passed\n");
+    expect(existsSync(canary)).toBe(true);
+  });
+
+  it("a directory moved in, its files older than the turn: git sees nothing, npm test runs it (the attack works); the turn names the directory", async () => {
+    // What the job built before the turn (ignored build output, from the pull request's code): older
+    // than the turn, so no file of it changes its time when the directory is moved.
+    const { workspace, git } = checkout();
+    writeFileSync(join(workspace, ".gitignore"), "node_modules/\ndist/\n");
+    git("commit", "-qam", "ignore dist");
+    const canary = join(e2e.home.root, `pwned-${secret().slice(0, 8)}`);
+    mkdirSync(join(workspace, "dist", "bin"), { recursive: true });
+    const built = join(workspace, "dist", "bin", "jest");
+    writeFileSync(built, `#!/bin/sh\ntouch ${canary}\necho tests passed\n`);
+    chmodSync(built, 0o755);
+    const attack = attackPrompt("rm -rf node_modules/.bin && mv dist/bin node_modules/.bin && echo swapped");
+    const run = await e2e.run(["--sandbox", "workspace-write", "--auto", attack.prompt], { cwd: workspace });
+    expect(run.code, run.stderr).toBe(0);
+    expect(toolOutput(run.events)).toBe("swapped\n");
+    expect(git("status", "--porcelain")).toBe("");
+    expect(run.result.workspace_changes).toEqual({ source: "git", files: [] });
+    // The directory, not its file: the file's change time is older than the turn.
+    expect(run.result.sandbox?.hidden_changes).toEqual({ count: 1, paths: ["node_modules/.bin/"] });
+    const [warning] = warnings(run.events);
+    expect(warning?.message).toContain(
+      "moved in 1 path(s) workspace_changes does not show (git does not list them): node_modules/.bin/ (a path ending in / is a directory put in place by the turn, with older files in it);",
+    );
     expect(existsSync(canary)).toBe(false);
     expect(npmTest(workspace)).toBe("tests passed\n");
     expect(existsSync(canary)).toBe(true);
@@ -91,7 +119,7 @@ describe.skipIf(skip)("what a sandboxed turn changes where git does not look", (
     const [warning] = warnings(run.events);
     expect(warning?.code).toBe("sandbox_hidden_changes");
     expect(warning?.message).toContain(
-      "150 file(s) workspace_changes does not show (git does not list them): node_modules/pkg/f100.js, node_modules/pkg/f101.js,",
+      "150 path(s) workspace_changes does not show (git does not list them): node_modules/pkg/f100.js, node_modules/pkg/f101.js,",
     );
     expect(warning?.message).toContain("node_modules/pkg/f109.js and 140 more;");
   });
