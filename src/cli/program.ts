@@ -39,7 +39,7 @@ export type Actions = {
   replay(file: string, flags: Record<string, unknown>): Promise<void>;
   doctor(flags: Record<string, unknown>): Promise<void>;
   server(
-    command: "start" | "list" | "stop" | "supervise",
+    command: "start" | "list" | "stop" | "supervise" | "broker",
     args: string[],
     flags: Record<string, unknown>,
   ): Promise<void>;
@@ -325,6 +325,10 @@ export function buildProgram(output: ProgramOutput, actions: Actions = NO_ACTION
     .command("supervise", { hidden: true })
     .argument("<id>")
     .action((id: string, flags: Record<string, unknown>) => actions.server("supervise", [id], flags));
+  server
+    .command("broker", { hidden: true })
+    .argument("<id>")
+    .action((id: string, flags: Record<string, unknown>) => actions.server("broker", [id], flags));
   program
     .command("scripted-model")
     .description(

@@ -13,6 +13,7 @@ import { writeStdoutText } from "../domain/output/stdout-writer.js";
 import { displayUrl } from "../hosts/server/client.js";
 import { liveServers, type ServerStartProblem, stopServer } from "../hosts/server/managed.js";
 import { supervise } from "../hosts/server/supervisor.js";
+import { runBroker } from "../hosts/warm/acp-broker.js";
 import type { SandboxSpec } from "../plan/sandbox-spec.js";
 import { planServerStart } from "../plan/server-plan.js";
 import { parseCount, parseDurationFlag } from "./duration.js";
@@ -32,7 +33,7 @@ type ServerFlags = TableFlags<"dir" | "opencode" | "model" | "ssh" | "sshOption"
 };
 
 export async function serverCommand(
-  command: "start" | "list" | "stop" | "supervise",
+  command: "start" | "list" | "stop" | "supervise" | "broker",
   args: string[],
   flags: ServerFlags,
   io: CliIo,
@@ -53,6 +54,8 @@ export async function serverCommand(
         return await stop(args, flags, io, say);
       case "supervise":
         return await supervise(io.env, (line) => writeStdoutText(line, io.stdout));
+      case "broker":
+        return await runBroker(io.env, (line) => writeStdoutText(line, io.stdout));
     }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

@@ -9,12 +9,13 @@ import { readOpencodeConfigs } from "../domain/opencode/config-sources.js";
 import type { Backend } from "../engine/backend.js";
 import type { AcpSandboxNeeds } from "../plan/acp-spec.js";
 import type { Placement } from "../plan/placement.js";
-import { type AcpBackend, makeAcpBackend } from "./acp/acp-backend.js";
+import { type AcpBackend, type AcpBackendSpec, makeAcpBackend } from "./acp/acp-backend.js";
 import { makeProcessBackend } from "./process/process-backend.js";
 import { agentNeeds } from "./sandbox/providers.js";
 import { openSandbox } from "./sandbox/sandbox.js";
 import { makeServerBackend } from "./server/server-backend.js";
 import { makeSshBackend } from "./ssh/ssh-backend.js";
+import { warmAgentLink } from "./warm/warm-agent.js";
 import { makeWarmBackend } from "./warm/warm-backend.js";
 
 /**
@@ -23,9 +24,9 @@ import { makeWarmBackend } from "./warm/warm-backend.js";
  * is ready (TurnControl.startup).
  */
 export async function makeBackend(placement: Placement, startup?: AbortSignal): Promise<Backend> {
+  if (placement.acp) return makeAcpHost({ ...placement, acp: placement.acp }, startup);
   if (placement.warm && placement.attach === null)
     return makeWarmBackend(placement, () => makeBackend({ ...placement, warm: false }));
-  if (placement.acp) return makeAcpHost({ ...placement, acp: placement.acp }, startup);
   if (placement.attach !== null)
     return makeServerBackend({ attach: placement.attach, label: placement.names.attach, env: placement.env });
   if (placement.ssh)
@@ -62,7 +63,17 @@ export async function makeAcpHost(
       ? await openAgentSandbox(placement, placement.sandbox, placement.acp.sandbox)
       : await openPlacementSandbox(placement, placement.sandbox)
     : null;
-  return makeAcpBackend({ ...placement, sandbox, signal: startup });
+  return makeAcpBackend({ ...placement, sandbox, signal: startup, warmAgent: warmAgentOf(placement) });
+}
+
+/** --warm with an agent: where its warm agent is found or started, or why the turn starts its own. */
+function warmAgentOf(placement: Placement & { acp: NonNullable<Placement["acp"]> }): AcpBackendSpec["warmAgent"] {
+  if (!placement.warm) return null;
+  // A sandbox's HOME, where the agent keeps its state, is the run's own and gone with it.
+  if (placement.sandbox) return { cold: "a sandboxed agent's HOME is the run's own, gone with it" };
+  if (placement.ssh) return { cold: `${placement.names.ssh} runs the agent on another host` };
+  const request = { env: placement.env, idleTimeoutMs: placement.warmIdleMs, name: placement.acp.name };
+  return { connect: (launch) => warmAgentLink({ ...request, launch }) };
 }
 
 /** The run's sandbox, with the providers of opencode's configuration and the run's models let through. */

@@ -82,12 +82,11 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
   const acpName = options.acp !== undefined ? labels.acp : "OC_EXEC_ACP";
   const acp = acpAsked ? resolveAcp(acpAsked, acpName) : null;
   if (acp) {
-    // An ACP agent is started for this turn (here, or on the --ssh host): a server, or a warm
-    // server, is another way.
-    const other = attach !== null ? labels.attach : options.warm ? labels.warm : null;
-    if (other)
+    // An ACP agent is started for this turn (here, or on the --ssh host), or a warm one found
+    // (--warm): a server is another way.
+    if (attach !== null)
       throw new ConfigError(
-        `${acpName} runs the turn through an agent started for it; it cannot go with ${other}`,
+        `${acpName} runs the turn through an agent started for it; it cannot go with ${labels.attach}`,
         "UsageError",
       );
   }
@@ -97,7 +96,7 @@ export function resolvePlacement(options: PlacementOptions, labels: OptionLabels
       `${labels.warm} finds or starts a server of its own and ${labels.attach} names one: give one`,
       "UsageError",
     );
-  const warm = attach === null && acp === null && (options.warm ?? own.warm);
+  const warm = attach === null && (options.warm ?? own.warm);
   const ssh = resolveSsh(options, labels, own.sshConfig);
   const sandbox = resolveSandbox(ssh ? { ...options, passEnv: undefined } : options, env, labels);
   // Never a turn run unsandboxed because it went through another agent: opencode and the agents

@@ -169,7 +169,7 @@ export function resolveTurnOptions(
       "UsageError",
     );
   const placement = resolvePlacement(options, labels);
-  if (options.textDeltas && placement.attach === null && !placement.warm)
+  if (options.textDeltas && placement.attach === null && (!placement.warm || placement.acp !== null))
     throw new ConfigError(
       `${labels.textDeltas} needs ${labels.attach}: \`opencode run\` prints each text part only when it is complete`,
       "UsageError",

@@ -910,8 +910,11 @@ async function otelBench(): Promise<void> {
   );
 }
 
-/** The three ways the agents bench runs a turn: the agent's headless mode, the bare ACP client, oc-exec --acp. */
-const SIDES = ["own", "bare", "acp"] as const;
+/**
+ * The ways the agents bench runs a turn: the agent's headless mode, the bare ACP client, oc-exec
+ * --acp, and oc-exec --acp --warm (the agent kept between runs by its broker).
+ */
+const SIDES = ["own", "bare", "acp", "warm"] as const;
 type Side = (typeof SIDES)[number];
 
 /** The command of an agent's ACP mode, as oc-exec runs it (`opencode`: the bundled binary's `acp`). */
@@ -1057,8 +1060,11 @@ async function agentsBench(): Promise<void> {
       const marker = `bench-${bench.name}-${++n}`;
       const prompt = `scenario:tool ${marker}`;
       const [file, args] =
-        side === "acp"
-          ? [process.execPath, [BIN, "-q", "-n", "--acp", bench.name, "--auto", prompt]]
+        side === "acp" || side === "warm"
+          ? [
+              process.execPath,
+              [BIN, "-q", "-n", "--acp", bench.name, "--auto", ...(side === "warm" ? ["--warm"] : []), prompt],
+            ]
           : side === "bare"
             ? [
                 process.execPath,
@@ -1088,27 +1094,34 @@ async function agentsBench(): Promise<void> {
               : null;
       if (problem)
         throw new Error(
-          `${side === "acp" ? `oc-exec --acp ${bench.name}` : side === "bare" ? "the bare ACP client" : bench.own}: ${problem}; stderr ends: ${run.stderr.trim().slice(-1200) || "(empty)"}`,
+          `${side === "acp" ? `oc-exec --acp ${bench.name}` : side === "warm" ? `oc-exec --acp ${bench.name} --warm` : side === "bare" ? "the bare ACP client" : bench.own}: ${problem}; stderr ends: ${run.stderr.trim().slice(-1200) || "(empty)"}`,
         );
       return run;
     };
     try {
-      const warm = { own: await turn("own"), bare: await turn("bare"), acp: await turn("acp") };
+      // The warm side's warm-up starts the agent its rounds then find.
+      const warm = {
+        own: await turn("own"),
+        bare: await turn("bare"),
+        acp: await turn("acp"),
+        warm: await turn("warm"),
+      };
       const { times, ratioTo } = await rotatingRounds(pairs, SIDES, turn);
       const ratio = median(ratioTo("acp", "own"));
       const [low, high] = medianInterval(ratioTo("acp", "own"));
       const ours = median(ratioTo("acp", "bare"));
       const [oursLow, oursHigh] = medianInterval(ratioTo("acp", "bare"));
       const mode = median(ratioTo("bare", "own"));
+      const kept = median(ratioTo("warm", "own"));
       const verdict = ratio <= 1.1 ? "met" : "NOT met";
       const oursVerdict = ours <= 1.1 ? "met" : "NOT met";
       const ms = (side: Side) => median(times[side]);
       out(`  ${bench.name}: ${bench.own}, the bare ACP client, and oc-exec --acp ${bench.name} --auto`);
       out(
-        `    warm-up            own ${f(warm.own.ms, 0)} ms, bare ACP ${f(warm.bare.ms, 0)} ms, oc-exec ${f(warm.acp.ms, 0)} ms`,
+        `    warm-up            own ${f(warm.own.ms, 0)} ms, bare ACP ${f(warm.bare.ms, 0)} ms, oc-exec ${f(warm.acp.ms, 0)} ms, oc-exec --warm ${f(warm.warm.ms, 0)} ms (its agent's start)`,
       );
       out(
-        `    medians of ${pairs}      own ${f(ms("own"), 0)} ms, bare ACP ${f(ms("bare"), 0)} ms, oc-exec ${f(ms("acp"), 0)} ms`,
+        `    medians of ${pairs}      own ${f(ms("own"), 0)} ms, bare ACP ${f(ms("bare"), 0)} ms, oc-exec ${f(ms("acp"), 0)} ms, oc-exec --warm ${f(ms("warm"), 0)} ms`,
       );
       out(
         `    oc-exec / own       ${f(ratio, 3)} median of round ratios, 95% interval ${f(low, 3)} - ${f(high, 3)}   (target <= 1.10: ${verdict})`,
@@ -1117,6 +1130,7 @@ async function agentsBench(): Promise<void> {
         `    oc-exec / bare ACP  ${f(ours, 3)}, 95% interval ${f(oursLow, 3)} - ${f(oursHigh, 3)}   (oc-exec's own share; <= 1.10: ${oursVerdict})`,
       );
       out(`    bare ACP / own      ${f(mode, 3)}   (the agent's ACP mode against its headless mode, without oc-exec)`);
+      out(`    oc-exec --warm / own ${f(kept, 3)}   (the agent kept between runs: no start, no initialize)`);
       out(
         `    extra time          ${f(median(times.acp.map((t, i) => t - times.own[i]!)), 0)} ms over own, ${f(median(times.acp.map((t, i) => t - times.bare[i]!)), 0)} ms over bare ACP (medians of round differences)`,
       );
@@ -1124,12 +1138,14 @@ async function agentsBench(): Promise<void> {
         `    each run (ms, in round order) ${SIDES.map((side) => `${side} ${times[side].map((x) => f(x, 0)).join(" ")}`).join("; ")}`,
       );
       rows.push(
-        `  ${bench.name.padEnd(9)} ${f(ms("own"), 0).padStart(7)} ${f(ms("bare"), 0).padStart(9)} ${f(ms("acp"), 0).padStart(10)}   ${f(ratio, 3)} ${verdict.padEnd(7)}   ${f(ours, 3)} ${oursVerdict.padEnd(7)}   ${f(mode, 3)}`,
+        `  ${bench.name.padEnd(9)} ${f(ms("own"), 0).padStart(7)} ${f(ms("bare"), 0).padStart(9)} ${f(ms("acp"), 0).padStart(10)}   ${f(ratio, 3)} ${verdict.padEnd(7)}   ${f(ours, 3)} ${oursVerdict.padEnd(7)}   ${f(mode, 3)}      ${f(ms("warm"), 0).padStart(7)}   ${f(kept, 3)}`,
       );
     } catch (error) {
       out(`  ${bench.name}: aborted: ${(error as Error).message}`);
       rows.push(`  ${bench.name.padEnd(9)} aborted`);
     } finally {
+      // The warm side's agent, and its broker.
+      await measure(process.execPath, [BIN, "server", "stop", "--all"], { env: setup.env, cwd: setup.workspace });
       await setup.close();
       // Nothing of either side may outlive its run: whatever still carries the mark is reported and ended.
       await new Promise((r) => setTimeout(r, 500));
@@ -1147,7 +1163,7 @@ async function agentsBench(): Promise<void> {
     }
   }
   out(`  summary (medians of ${pairs} rounds; target: oc-exec / own <= 1.10 wall time)`);
-  out("  agent       own ms  bare ms  oc-exec ms   oc-exec/own       oc-exec/bare      bare/own");
+  out("  agent       own ms  bare ms  oc-exec ms   oc-exec/own       oc-exec/bare      bare/own   warm ms   warm/own");
   for (const row of rows) out(row);
 }
 

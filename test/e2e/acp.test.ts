@@ -253,11 +253,8 @@ describe("--acp: what is checked before a turn", () => {
     expect(e2e.requestsFor("acp-batch-refused")).toEqual([]);
   });
 
-  it("--acp with --attach or --warm: exit 5 naming both, nothing run", async () => {
-    for (const [extra, other] of [
-      [["--attach", "http://127.0.0.1:9"], "--attach"],
-      [["--warm"], "--warm"],
-    ] as const) {
+  it("--acp with --attach: exit 5 naming both, nothing run", async () => {
+    for (const [extra, other] of [[["--attach", "http://127.0.0.1:9"], "--attach"]] as const) {
       const run = await e2e.run(["-q", "--acp", "opencode", ...extra, "scenario:plain acp-conflict"]);
       expect(run.code).toBe(5);
       expect(run.result.error?.message).toBe(

@@ -29,7 +29,7 @@ import type { SourceEnd, UpstreamSource } from "../../domain/events/upstream-sou
 import { policyAction } from "../../domain/opencode/permissions.js";
 import { formatDuration } from "../../kernel/duration.js";
 import type { LaunchProblem } from "../../kernel/problem.js";
-import { startProcess } from "../../sys/process.js";
+import { type RunningProcess, type StreamHandlers, startProcess } from "../../sys/process.js";
 
 export type AcpAgentSpec = {
   file: string;
@@ -48,6 +48,20 @@ export type AcpAgentSpec = {
   input?: string;
   /** A stderr line of the launcher's own (the ssh script's markers), not the agent's: taken, never logged. */
   ownLine?(line: string): boolean;
+  /**
+   * Speak to an agent that already runs (a warm one, hosts/warm/warm-agent.ts) over this link
+   * instead of starting `file` in a process of the run's own.
+   */
+  link?: (handlers: StreamHandlers) => AgentLink;
+};
+
+/**
+ * The agent's bytes both ways, and its end: its own process's stdio, or a warm agent's socket. `keep`
+ * on stop: the agent answered every turn and may serve another run (a warm agent stays; a process
+ * of the run's own ends all the same).
+ */
+export type AgentLink = Pick<RunningProcess, "done" | "write" | "endInput"> & {
+  stop(how: { graceMs: number; force?: boolean; keep?: boolean }): void;
 };
 
 /** What the agent said of itself in `initialize`: what run.started reports. */
@@ -131,23 +145,26 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
   let partial = "";
   const decoder = new StringDecoder("utf8");
   const encoder = new TextEncoder();
-  const running = startProcess(
-    { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: spec.input ?? "" },
-    {
-      stdout: (chunk) => {
-        partial += decoder.write(chunk);
-        const end = partial.lastIndexOf("\n");
-        if (end === -1) return;
-        const lines = partial.slice(0, end + 1);
-        partial = partial.slice(end + 1);
-        const bytes = encoder.encode(lines.split("\n").map(tolerantLine).join("\n"));
-        if (held) queued.push(bytes);
-        else enqueue(bytes);
-      },
-      stderr: (chunk) => stderr.push(chunk),
+  const handlers: StreamHandlers = {
+    stdout: (chunk) => {
+      partial += decoder.write(chunk);
+      const end = partial.lastIndexOf("\n");
+      if (end === -1) return;
+      const lines = partial.slice(0, end + 1);
+      partial = partial.slice(end + 1);
+      const bytes = encoder.encode(lines.split("\n").map(tolerantLine).join("\n"));
+      if (held) queued.push(bytes);
+      else enqueue(bytes);
     },
-    { keepInputOpen: true },
-  );
+    stderr: (chunk) => stderr.push(chunk),
+  };
+  const running: AgentLink = spec.link
+    ? spec.link(handlers)
+    : startProcess(
+        { file: spec.file, args: spec.args, env: spec.env, cwd: spec.cwd, input: spec.input ?? "" },
+        handlers,
+        { keepInputOpen: true },
+      );
   const hold = (on: boolean) => {
     held = on;
     if (!on) for (const bytes of queued.splice(0)) enqueue(bytes);
@@ -190,10 +207,10 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
    * Ends the agent: its stdin closed, then its whole process group after the grace (at once: force).
    * An idle agent, its turns all answered, gets the short settling grace instead of --kill-after's.
    */
-  const end = async (force = false, graceMs = spec.killAfterMs) => {
+  const end = async (force = false, graceMs = spec.killAfterMs, keep = false) => {
     connection.close();
     running.endInput();
-    running.stop({ graceMs, force });
+    running.stop({ graceMs, force, keep });
     await gone;
   };
   const how = (end: NonNullable<typeof ended>) => (end.signal ? `killed by ${end.signal}` : `exit ${end.exitCode}`);
@@ -261,7 +278,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     info,
     canContinue: (session) => sessions.has(session) || canLoad,
     idle,
-    close: () => end(false, idle() ? SETTLING_GRACE_MS : spec.killAfterMs),
+    close: () => (idle() ? end(false, SETTLING_GRACE_MS, true) : end(false, spec.killAfterMs)),
     turn: (turn) => ({
       // Started and initialized before run.started (its start judged by --startup-timeout there): the
       // turn's first update waits on the model, which is --idle-timeout's to judge, not a start-up's.

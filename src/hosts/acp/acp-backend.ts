@@ -19,7 +19,7 @@ import { ownTempDir } from "../../sys/own-temp.js";
 import { type Launch, newCommandId, type Sandbox } from "../sandbox/sandbox.js";
 import { openRemoteStream } from "../ssh/remote-launch.js";
 import { parseMarker } from "../ssh/remote-script.js";
-import { type AcpAgent, startAcpAgent } from "./acp-agent.js";
+import { type AcpAgent, type AcpAgentSpec, startAcpAgent } from "./acp-agent.js";
 
 /** `opencode`: with the built-in `opencode`, the binary asked for (--opencode), else the usual search. */
 export type AcpBackendSpec = Pick<
@@ -33,7 +33,20 @@ export type AcpBackendSpec = Pick<
    */
   sandbox: { sandbox: Sandbox } | { problem: LaunchProblem } | null;
   signal?: AbortSignal;
+  /**
+   * --warm: how to reach a warm agent started with this launch (hosts/warm/warm-agent.ts), or why
+   * the turn runs with an agent of its own (a `warm_cold` warning); null when --warm is not asked.
+   */
+  warmAgent?: { connect: WarmConnect } | { cold: string } | null;
 };
+
+/** A link to a warm agent for this launch, or why there is none (the run then starts its own). */
+export type WarmConnect = (launch: {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}) => Promise<{ link: NonNullable<AcpAgentSpec["link"]> } | { problem: string }>;
 
 /** The port `opencode acp` serves itself on in a sandbox (its default; the sandbox's relays use 3128 and 1080). */
 const OPENCODE_ACP_PORT = 4096;
@@ -114,10 +127,26 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<AcpBackend> 
       sandbox && isOpencode ? { args: ["--port", String(OPENCODE_ACP_PORT)], ports: [OPENCODE_ACP_PORT] } : null;
     // What the table adds to another agent's command in the sandbox (plan/acp-spec.ts).
     const added = sandbox && spec.acp.sandbox ? spec.acp.sandbox.args : [];
+    // --warm: an agent that outlives the run, found or started for this launch (its broker gives it a
+    // TMPDIR of its own); else, or when none could be had, the run's own.
+    let warmLink: AcpAgentSpec["link"];
+    if (spec.warmAgent && "cold" in spec.warmAgent)
+      warnings.push({ code: "warm_cold", message: `ran cold: ${spec.warmAgent.cold}` });
+    else if (spec.warmAgent && !sandbox && !remote) {
+      const linked = await spec.warmAgent.connect({
+        file: argv[0]!,
+        args: argv.slice(1),
+        env: { ...env, PWD: spec.dir },
+        cwd: spec.dir,
+      });
+      if ("problem" in linked)
+        warnings.push({ code: "warm_cold", message: `ran cold: the warm agent did not start: ${linked.problem}` });
+      else warmLink = linked.link;
+    }
     const launch = {
       file: argv[0]!,
       args: [...argv.slice(1), ...(own?.args ?? []), ...added],
-      env: { ...env, PWD: spec.dir, ...(sandbox ? {} : { TMPDIR: ownTmp(spec.env) }) },
+      env: { ...env, PWD: spec.dir, ...(sandbox || warmLink ? {} : { TMPDIR: ownTmp(spec.env) }) },
       ...(own ? { ownLoopback: own.ports } : {}),
       ...(sandbox && spec.acp.sandbox ? { tmpVars: spec.acp.sandbox.tmp } : {}),
     };
@@ -136,6 +165,7 @@ export async function makeAcpBackend(spec: AcpBackendSpec): Promise<AcpBackend> 
       split: splitterOptions(DEFAULTS.maxLineBytes, DEFAULTS.maxOutputBytes).stderr,
       shown,
       signal: spec.signal,
+      ...(warmLink ? { link: warmLink } : {}),
     });
     if ("problem" in started)
       problem =

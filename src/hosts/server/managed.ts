@@ -26,7 +26,7 @@ import {
  * This package's CLI, which runs a server's supervisor: found from this file, bundled or not, the
  * one way (from the library, process.argv[1] is the caller's script, not oc-exec).
  */
-function ownCli(): string {
+export function ownCli(): string {
   const own = ownPackage();
   if (!own) throw new Error("oc-exec's package.json was not found above its own files");
   return join(own.dir, "bin", "oc-exec.js");

@@ -43,6 +43,11 @@ export type ManagedServer = {
   };
   /** Started by --warm for the turns that fit it (hosts/warm/warm-key.ts); absent for `server start`'s. */
   warm_key?: string;
+  /**
+   * A warm ACP agent (--warm --acp), not an opencode server: `url` is its broker's Unix socket
+   * (`unix:PATH`), `pid` the agent's, `supervisor_pid` the broker's (hosts/warm/acp-broker.ts).
+   */
+  acp?: { name: string };
 };
 
 export function registryDir(env: NodeJS.ProcessEnv): string {

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 
 /** Variables a shell changes between two calls of the same script: they say nothing about what tools see. */
-const VOLATILE = new Set(["_", "SHLVL", "OLDPWD", "PWD", "COLUMNS", "LINES", "OC_EXEC_GUARD"]);
+export const VOLATILE = new Set(["_", "SHLVL", "OLDPWD", "PWD", "COLUMNS", "LINES", "OC_EXEC_GUARD"]);
 
 export type WarmFit = {
   dir: string;

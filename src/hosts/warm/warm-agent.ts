@@ -1,0 +1,227 @@
+// --warm with --acp (OC_EXEC_WARM=1): the run speaks to an ACP agent that outlives it, kept by a
+// broker (acp-broker.ts) for the runs that fit it: the same command, workspace and environment (the
+// policy and configuration opencode reads from it included), by a hash as warm servers are fitted
+// (warm-key.ts). The first run that fits none starts a broker; a broker serves one run at a time,
+// so a run that finds every fitting one busy starts another. A lock file per key lets one of two
+// runs starting at the same moment start it. The run's ACP client is the same (acp-agent.ts): only
+// the link to the agent is a socket instead of a pipe.
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import { withoutGuardMark } from "../../sys/orphan-guard.js";
+import { isAlive } from "../../sys/pids.js";
+import type { ProcessEnd, StreamHandlers } from "../../sys/process.js";
+import type { AgentLink } from "../acp/acp-agent.js";
+import { liveServers, ownCli } from "../server/managed.js";
+import { registryDir } from "../server/registry.js";
+import { BROKER_ENV, type BrokerConfig, brokerLine, readBrokerLine } from "./broker-protocol.js";
+import { VOLATILE } from "./warm-key.js";
+
+/** The agent as a run of its own would start it. */
+export type AgentLaunch = { file: string; args: string[]; env: Record<string, string>; cwd: string };
+
+export type WarmAgentRequest = {
+  launch: AgentLaunch;
+  /** The caller's environment: where the registry is. */
+  env: NodeJS.ProcessEnv;
+  idleTimeoutMs: number;
+  /** --acp's value. */
+  name: string;
+};
+
+/** A Unix socket's path must fit in sockaddr_un (108 bytes on Linux, the terminating NUL included). */
+const SOCKET_PATH_MAX = 107;
+const START_TIMEOUT_MS = 30_000;
+
+/** Which broker's agent a run may speak to: one started with the same command, directory and environment. */
+export function warmAgentKey(launch: AgentLaunch): string {
+  const env = Object.entries(launch.env)
+    .filter(([name]) => !VOLATILE.has(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const hash = createHash("sha256");
+  hash.update(JSON.stringify({ acp: [launch.file, ...launch.args], cwd: launch.cwd, env }));
+  return `acp-${hash.digest("hex").slice(0, 28)}`;
+}
+
+/** Whole lines from a byte stream, the last partial one kept for the next chunk. */
+function lineReader(onLine: (line: string) => void) {
+  let partial = "";
+  return (chunk: Buffer) => {
+    partial += chunk.toString("utf8");
+    const lines = partial.split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) onLine(line);
+  };
+}
+
+/** The broker at `socket`, if it takes this run: the connected socket; "busy" or null (gone) if not. */
+function tryBroker(socket: string): Promise<Socket | "busy" | null> {
+  return new Promise((resolve) => {
+    const conn = connect(socket);
+    let first = "";
+    const fail = () => {
+      conn.destroy();
+      resolve(null);
+    };
+    conn.once("error", fail);
+    conn.once("close", () => resolve(null));
+    const onData = (chunk: Buffer) => {
+      first += chunk.toString("utf8");
+      const end = first.indexOf("\n");
+      if (end === -1) return;
+      conn.off("data", onData);
+      conn.off("error", fail);
+      conn.pause();
+      const said = readBrokerLine(first.slice(0, end));
+      if (said?.oc_exec_broker === "ready") return resolve(conn);
+      conn.destroy();
+      resolve(said?.oc_exec_broker === "busy" ? "busy" : null);
+    };
+    conn.on("data", onData);
+  });
+}
+
+/** The first fitting broker that takes this run. */
+async function idleBroker(env: NodeJS.ProcessEnv, key: string): Promise<Socket | null> {
+  const fitting = liveServers(env)
+    .filter((s) => s.warm_key === key && s.acp && s.url.startsWith("unix:"))
+    .reverse();
+  for (const broker of fitting) {
+    const taken = await tryBroker(broker.url.slice("unix:".length));
+    if (taken !== null && taken !== "busy") return taken;
+  }
+  return null;
+}
+
+/** Starts a broker for `key`: its socket, or why it did not start. */
+function startBroker(request: WarmAgentRequest, key: string): Promise<{ socket: string } | { problem: string }> {
+  const id = randomBytes(6).toString("hex");
+  const socket = join(registryDir(request.env), `${id}.sock`);
+  if (Buffer.byteLength(socket) > SOCKET_PATH_MAX)
+    return Promise.resolve({ problem: `its socket's path would be too long for a Unix socket: ${socket}` });
+  const { launch } = request;
+  const config: BrokerConfig = {
+    id,
+    socket,
+    file: launch.file,
+    args: launch.args,
+    cwd: launch.cwd,
+    idleTimeoutMs: request.idleTimeoutMs,
+    warmKey: key,
+    name: request.name,
+    command: [launch.file, ...launch.args].join(" "),
+  };
+  // Never the starter's mark: the broker outlives the run on purpose. Its own environment is the
+  // agent's, the registry's location included.
+  const child = spawn(process.execPath, [ownCli(), "server", "broker", id], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+    env: { ...withoutGuardMark(launch.env), [BROKER_ENV]: JSON.stringify(config) },
+    cwd: launch.cwd,
+  });
+  return new Promise((resolve) => {
+    let text = "";
+    const timer = setTimeout(() => resolve({ problem: "the broker did not report in time" }), START_TIMEOUT_MS);
+    const done = (value: { socket: string } | { problem: string }) => {
+      clearTimeout(timer);
+      child.stdout!.destroy();
+      child.unref();
+      resolve(value);
+    };
+    child.stdout!.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      const end = text.indexOf("\n");
+      if (end === -1) return;
+      let said: { ready?: string; failed?: string } = {};
+      try {
+        said = JSON.parse(text.slice(0, end)) as typeof said;
+      } catch {
+        // said nothing we know
+      }
+      done(said.ready ? { socket } : { problem: said.failed ?? `the broker said ${text.slice(0, end)}` });
+    });
+    child.once("exit", (code, signal) => done({ problem: `the broker exited (${signal ?? code}) before it reported` }));
+    child.once("error", (error) => done({ problem: error.message }));
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A warm agent's link for this run: an idle one that fits, or one started for it; or why there is none. */
+export async function warmAgentLink(
+  request: WarmAgentRequest,
+): Promise<{ link: (handlers: StreamHandlers) => AgentLink; started: boolean } | { problem: string }> {
+  const key = warmAgentKey(request.launch);
+  const dir = registryDir(request.env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = join(dir, `warm-${key}.lock`);
+  const deadline = Date.now() + START_TIMEOUT_MS + 10_000;
+  for (;;) {
+    const idle = await idleBroker(request.env, key);
+    if (idle) return { link: (handlers) => socketLink(idle, handlers), started: false };
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx", 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return { problem: (error as Error).message };
+      // Another run is starting one: wait for it, unless that run died meanwhile.
+      const holder = Number(readFileSync(lock, { encoding: "utf8", flag: "r" }).trim() || "0");
+      if (holder > 0 && !isAlive(holder)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) return { problem: "another oc-exec was starting it and did not finish in time" };
+      await sleep(100);
+      continue;
+    }
+    try {
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      const started = await startBroker(request, key);
+      if ("problem" in started) return started;
+      const taken = await tryBroker(started.socket);
+      if (taken === null || taken === "busy") return { problem: "the broker it started did not take the run" };
+      return { link: (handlers) => socketLink(taken, handlers), started: true };
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  }
+}
+
+/**
+ * The agent over the broker's socket: its ACP lines to the client, its log lines as its stderr. The
+ * run's end leaves the agent to the next run (`keep`), or has the broker end it (`retire`), and then
+ * waits for the agent's end, as a run of its own waits for its process.
+ */
+function socketLink(socket: Socket, handlers: StreamHandlers): AgentLink {
+  let exit: ProcessEnd | null = null;
+  let stopped = false;
+  const done = new Promise<ProcessEnd & { spawnError: string | null }>((resolve) => {
+    socket.once("close", () =>
+      resolve({ exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null, spawnError: null }),
+    );
+  });
+  socket.on("error", () => socket.destroy());
+  socket.on(
+    "data",
+    lineReader((line) => {
+      const own = readBrokerLine(line);
+      if (own?.oc_exec_broker === "log") handlers.stderr(Buffer.from(`${own.line}\n`));
+      else if (own?.oc_exec_broker === "exit") exit = { exitCode: own.exitCode, signal: own.signal };
+      else if (own === null) handlers.stdout(Buffer.from(`${line}\n`));
+    }),
+  );
+  socket.resume();
+  return {
+    done,
+    write(chunk) {
+      if (socket.writable) socket.write(chunk);
+    },
+    endInput() {},
+    stop({ keep }) {
+      if (stopped) return;
+      stopped = true;
+      if (socket.writable && !keep) socket.write(brokerLine({ oc_exec_broker: "retire" }));
+      socket.end();
+    },
+  };
+}
