@@ -113,6 +113,26 @@ describe("--warm --acp: an agent kept between runs", () => {
     expect(await w.list()).toEqual([]);
   }, 120_000);
 
+  it("no broker can be had (its socket's path would not fit): the run starts its own agent, a warm_cold warning says why", async () => {
+    const w = setup();
+    const state = join(e2e.home.root, "s".repeat(100));
+    const run = await e2e.run(["-q", "--acp", w.acp, "scenario:plain warm-acp-8"], {
+      cwd: w.ws,
+      extraEnv: { ...w.extraEnv, XDG_STATE_HOME: state },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.events.filter((e) => e.type === "warning")).toEqual([
+      expect.objectContaining({
+        code: "warm_cold",
+        message: expect.stringMatching(
+          /^ran cold: the warm agent did not start: its socket's path would be too long for a Unix socket: \/.*\.sock$/,
+        ),
+      }),
+    ]);
+    expect(w.startsSoFar()).toBe("started\n");
+    await w.left();
+  }, 120_000);
+
   it.skipIf(skip)(
     "with a sandbox: the run starts its own agent, and a warm_cold warning says why",
     async () => {
