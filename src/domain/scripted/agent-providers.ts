@@ -71,6 +71,9 @@ export const AGENT_PROVIDERS = {
           // extract "memories" into its home: a model call that is not the turn's, raced by the
           // agent's end, so a turn made two calls or three.
           memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
+          // And after every answered turn its ACP mode asks the model for a suggested next prompt
+          // (the conversation and one more user message): another call the turn did not make.
+          ui: { enableFollowupSuggestions: false },
         }),
       );
     },
