@@ -20,21 +20,11 @@ import {
   type BrokerConfig,
   brokerLine,
   initializeAnswer,
+  lineReader,
   readBrokerLine,
   resultOf,
   rpcShape,
 } from "./broker-protocol.js";
-
-/** Whole lines from a byte stream, the last partial one kept for the next chunk. */
-function lineReader(onLine: (line: string) => void) {
-  let partial = "";
-  return (chunk: Buffer) => {
-    partial += chunk.toString("utf8");
-    const lines = partial.split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) onLine(line);
-  };
-}
 
 /** The one report to the run that started the broker: `{ready: url}` or `{failed}`, a JSON line on stdout. */
 export async function runBroker(env: NodeJS.ProcessEnv, write: (line: string) => void): Promise<number> {

@@ -76,3 +76,14 @@ export function resultOf(line: string): unknown {
     return null;
   }
 }
+
+/** Whole lines from a byte stream, the last partial one kept for the next chunk. */
+export function lineReader(onLine: (line: string) => void) {
+  let partial = "";
+  return (chunk: Buffer) => {
+    partial += chunk.toString("utf8");
+    const lines = partial.split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) onLine(line);
+  };
+}

@@ -7,16 +7,15 @@
 // the link to the agent is a socket instead of a pipe.
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { withoutGuardMark } from "../../sys/orphan-guard.js";
-import { isAlive } from "../../sys/pids.js";
 import type { ProcessEnd, StreamHandlers } from "../../sys/process.js";
 import type { AgentLink } from "../acp/acp-agent.js";
 import { liveServers, ownCli } from "../server/managed.js";
 import { registryDir } from "../server/registry.js";
-import { BROKER_ENV, type BrokerConfig, brokerLine, readBrokerLine } from "./broker-protocol.js";
+import { BROKER_ENV, type BrokerConfig, brokerLine, lineReader, readBrokerLine } from "./broker-protocol.js";
+import { findOrStart } from "./start-lock.js";
 import { VOLATILE } from "./warm-key.js";
 
 /** The agent as a run of its own would start it. */
@@ -43,17 +42,6 @@ export function warmAgentKey(launch: AgentLaunch): string {
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ acp: [launch.file, ...launch.args], cwd: launch.cwd, env }));
   return `acp-${hash.digest("hex").slice(0, 28)}`;
-}
-
-/** Whole lines from a byte stream, the last partial one kept for the next chunk. */
-function lineReader(onLine: (line: string) => void) {
-  let partial = "";
-  return (chunk: Buffer) => {
-    partial += chunk.toString("utf8");
-    const lines = partial.split("\n");
-    partial = lines.pop() ?? "";
-    for (const line of lines) onLine(line);
-  };
 }
 
 /** The broker at `socket`, if it takes this run: the connected socket; "busy" or null (gone) if not. */
@@ -147,44 +135,24 @@ function startBroker(request: WarmAgentRequest, key: string): Promise<{ socket: 
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** A warm agent's link for this run: an idle one that fits, or one started for it; or why there is none. */
 export async function warmAgentLink(
   request: WarmAgentRequest,
-): Promise<{ link: (handlers: StreamHandlers) => AgentLink; started: boolean } | { problem: string }> {
+): Promise<{ link: (handlers: StreamHandlers) => AgentLink } | { problem: string }> {
   const key = warmAgentKey(request.launch);
-  const dir = registryDir(request.env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const lock = join(dir, `warm-${key}.lock`);
-  const deadline = Date.now() + START_TIMEOUT_MS + 10_000;
-  for (;;) {
-    const idle = await idleBroker(request.env, key);
-    if (idle) return { link: (handlers) => socketLink(idle, handlers), started: false };
-    let fd: number;
-    try {
-      fd = openSync(lock, "wx", 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return { problem: (error as Error).message };
-      // Another run is starting one: wait for it, unless that run died meanwhile.
-      const holder = Number(readFileSync(lock, { encoding: "utf8", flag: "r" }).trim() || "0");
-      if (holder > 0 && !isAlive(holder)) rmSync(lock, { force: true });
-      else if (Date.now() > deadline) return { problem: "another oc-exec was starting it and did not finish in time" };
-      await sleep(100);
-      continue;
-    }
-    try {
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+  const got = await findOrStart(
+    registryDir(request.env),
+    key,
+    START_TIMEOUT_MS + 10_000,
+    () => idleBroker(request.env, key),
+    async () => {
       const started = await startBroker(request, key);
       if ("problem" in started) return started;
       const taken = await tryBroker(started.socket);
-      if (taken === null || taken === "busy") return { problem: "the broker it started did not take the run" };
-      return { link: (handlers) => socketLink(taken, handlers), started: true };
-    } finally {
-      rmSync(lock, { force: true });
-    }
-  }
+      return taken === null || taken === "busy" ? { problem: "the broker it started did not take the run" } : taken;
+    },
+  );
+  return "problem" in got ? got : { link: (handlers) => socketLink(got, handlers) };
 }
 
 /**

@@ -4,15 +4,13 @@
 // processes that start at the same moment share one server: a lock file per key lets one start it
 // while the others wait for its record. The server stops itself after OC_EXEC_WARM_IDLE without a
 // turn. A turn that cannot run on a server runs cold, and says so in a warning.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { join } from "node:path";
 import { ensureOpencode } from "../../domain/opencode/ensure.js";
 import type { Backend } from "../../engine/backend.js";
 import type { Placement } from "../../plan/placement.js";
-import { isAlive } from "../../sys/pids.js";
 import { liveServers, startServer } from "../server/managed.js";
 import { registryDir } from "../server/registry.js";
 import { makeServerBackend } from "../server/server-backend.js";
+import { findOrStart } from "./start-lock.js";
 import { serverEnvironment, warmKey } from "./warm-key.js";
 
 export type WarmSpec = Pick<
@@ -29,53 +27,25 @@ function coldReason(spec: WarmSpec): string | null {
   return null;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** The URL of a running server for this key, started here if none runs; or why there is none. */
-async function findOrStart(
+function findOrStartServer(
   key: string,
   start: () => ReturnType<typeof startServer>,
   env: NodeJS.ProcessEnv,
 ): Promise<{ url: string } | { problem: string }> {
-  const fitting = () =>
-    liveServers(env)
+  const fitting = () => {
+    const running = liveServers(env)
       .filter((s) => s.warm_key === key)
-      .at(-1) ?? null;
-  const dir = registryDir(env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const lock = join(dir, `warm-${key}.lock`);
-  const deadline = Date.now() + START_TIMEOUT_MS + 10_000;
-  for (;;) {
-    const running = fitting();
-    if (running) return { url: running.url };
-    let fd: number;
-    try {
-      fd = openSync(lock, "wx", 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      // Another oc-exec is starting it: wait for its record, unless that process died meanwhile.
-      const holder = Number(readFileSync(lock, { encoding: "utf8", flag: "r" }).trim() || "0");
-      if (holder > 0 && !isAlive(holder)) rmSync(lock, { force: true });
-      else if (Date.now() > deadline) return { problem: "another oc-exec was starting it and did not finish in time" };
-      await sleep(100);
-      continue;
-    }
-    try {
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      const meanwhile = fitting();
-      if (meanwhile) return { url: meanwhile.url };
-      const server = await start();
-      if ("problem" in server) return { problem: server.problem.message };
-      // Under GitHub Actions, the password this process made is masked in the job's log from now on.
-      if (env.GITHUB_ACTIONS === "true") process.stderr.write(`::add-mask::${server.password}\n`);
-      return { url: server.url };
-    } catch (error) {
-      return { problem: error instanceof Error ? error.message : String(error) };
-    } finally {
-      rmSync(lock, { force: true });
-    }
-  }
+      .at(-1);
+    return running ? { url: running.url } : null;
+  };
+  return findOrStart(registryDir(env), key, START_TIMEOUT_MS + 10_000, fitting, async () => {
+    const server = await start();
+    if ("problem" in server) return { problem: server.problem.message };
+    // Under GitHub Actions, the password this process made is masked in the job's log from now on.
+    if (env.GITHUB_ACTIONS === "true") process.stderr.write(`::add-mask::${server.password}\n`);
+    return { url: server.url };
+  });
 }
 
 /** A cold backend that says, once per turn, why the turn did not run warm. */
@@ -109,7 +79,7 @@ export async function makeWarmBackend(spec: WarmSpec, makeCold: () => Promise<Ba
     env: spec.env,
   };
   const key = warmKey(fit);
-  const found = await findOrStart(
+  const found = await findOrStartServer(
     key,
     () =>
       startServer({
