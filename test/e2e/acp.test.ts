@@ -366,6 +366,38 @@ rl.on("close", () => {
     expect(run.stderr).not.toMatch(/ERR_INVALID_STATE|Controller is already closed/);
   });
 
+  it("a permission asked for another session than the turn's (an earlier run's, on a shared agent) is refused, --auto or not; the turn's own is granted", async () => {
+    const bin = join(e2e.home.root, "acp-bin");
+    mkdirSync(bin, { recursive: true });
+    const agent = join(bin, "two-sessions-agent");
+    // Mid-turn it asks for a command in session "old", then for one in its turn's "s1", and says
+    // what each answer was.
+    writeFileSync(
+      agent,
+      `#!/usr/bin/env node
+const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
+const waiting = new Map();
+let prompt = null;
+const ask = (id, sessionId) => out({ jsonrpc: "2.0", id, method: "session/request_permission", params: { sessionId, toolCall: { toolCallId: "t" + id, kind: "execute", title: "echo hi", rawInput: { command: "echo hi" } }, options: [{ optionId: "yes", name: "Allow", kind: "allow_once" }, { optionId: "no", name: "Reject", kind: "reject_once" }] } });
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.method === "initialize") out({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1, agentCapabilities: {} } });
+  if (m.method === "session/new") out({ jsonrpc: "2.0", id: m.id, result: { sessionId: "s1" } });
+  if (m.method === "session/prompt") { prompt = m.id; ask(100, "old"); }
+  if (m.id === 100 && !m.method) { waiting.set("old", m.result.outcome.optionId); ask(101, "s1"); }
+  if (m.id === 101 && !m.method) {
+    const text = "old: " + waiting.get("old") + ", s1: " + m.result.outcome.optionId;
+    out({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+    out({ jsonrpc: "2.0", id: prompt, result: { stopReason: "end_turn" } });
+  }
+});
+`,
+    );
+    chmodSync(agent, 0o755);
+    const run = await e2e.run(["-q", "-n", "--acp", agent, "--auto", "hi"]);
+    expect(run.result.text).toBe("old: no, s1: yes");
+  });
+
   it.each([
     ["refusal", "AgentRefused"],
     ["max_turn_requests", "AgentTurnLimit"],

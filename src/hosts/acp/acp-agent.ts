@@ -100,7 +100,7 @@ export type AcpAgent = {
 type TurnHandlers = {
   log(line: string): void;
   update(sessionId: string, update: Json): void;
-  permission(toolCall: Json): boolean;
+  permission(sessionId: string, toolCall: Json): boolean;
 };
 
 /**
@@ -189,7 +189,7 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
     .onRequest("session/request_permission", ({ params }): RequestPermissionResponse => {
       const options = params.options;
       const pick = (kinds: string[]) => options.find((o) => kinds.includes(o.kind));
-      const grant = current?.permission(params.toolCall as unknown as Json) ?? false;
+      const grant = current?.permission(params.sessionId, params.toolCall as unknown as Json) ?? false;
       // Once, never "always": the next call is asked for, and answered, on its own.
       const allow = grant ? (pick(["allow_once"]) ?? pick(["allow_always"])) : undefined;
       if (allow) return { outcome: { outcome: "selected", optionId: allow.optionId } };
@@ -304,7 +304,10 @@ export async function startAcpAgent(spec: AcpAgentSpec): Promise<AcpAgent | { pr
           update: (id, update) => {
             if (translator && id === sessionId) emit(translator.update(update));
           },
-          permission: (toolCall) => {
+          permission: (id, toolCall) => {
+            // Another session's (an earlier run's on a warm or shared agent, still at work): not
+            // this turn's to grant.
+            if (id !== sessionId) return false;
             const { key, subject } = permissionOf(toolCall);
             const said = turn.policy ? policyAction(turn.policy, key, subject) : null;
             const grant = said === "allow" || (said !== "deny" && turn.auto);
