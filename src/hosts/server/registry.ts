@@ -66,9 +66,9 @@ export function refusedFile(env: NodeJS.ProcessEnv, id: string): string {
   return join(registryDir(env), `${id}.refused`);
 }
 
-/** Removes a server's record, its log, its refusals and its leases. */
+/** Removes a server's record, its log, its refusals, its leases and a warm agent's socket. */
 export function removeServer(env: NodeJS.ProcessEnv, id: string): void {
-  for (const ext of ["json", "log", "refused"]) rmSync(join(registryDir(env), `${id}.${ext}`), { force: true });
+  for (const ext of ["json", "log", "refused", "sock"]) rmSync(join(registryDir(env), `${id}.${ext}`), { force: true });
   rmSync(join(registryDir(env), `${id}.leases`), { recursive: true, force: true });
 }
 
