@@ -26,7 +26,7 @@ import {
  * This package's CLI, which runs a server's supervisor: found from this file, bundled or not, the
  * one way (from the library, process.argv[1] is the caller's script, not oc-exec).
  */
-export function ownCli(): string {
+function ownCli(): string {
   const own = ownPackage();
   if (!own) throw new Error("oc-exec's package.json was not found above its own files");
   return join(own.dir, "bin", "oc-exec.js");
@@ -84,37 +84,62 @@ export async function startServer(request: StartRequest): Promise<ManagedServer 
     ...(request.ownerPid ? { ownerPid: request.ownerPid } : {}),
     ...(request.ssh ? { ssh: request.ssh } : {}),
   };
-  const [command, ...args] = [process.execPath, ownCli()];
-  const child = spawn(command!, [...args, "server", "supervise", id], {
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
-    // Never the starter's mark: the supervisor outlives `server start` (and a --warm turn) on purpose.
-    env: { ...withoutGuardMark(request.env), [SUPERVISE_ENV]: JSON.stringify(config) },
-    // A remote server's directory is on its host.
-    cwd: request.ssh ? process.cwd() : request.dir,
-  });
-  const report = await new Promise<SupervisorReport>((resolve) => {
-    let text = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const end = text.indexOf("\n");
-      if (end !== -1)
-        resolve(
-          readReport(text.slice(0, end)) ?? { failed: `the supervisor said ${text.slice(0, end)}`, timedOut: false },
-        );
-    });
-    child.once("exit", (code, signal) =>
-      resolve({ failed: `the supervisor exited (${signal ?? code}) before it reported`, timedOut: false }),
-    );
-    child.once("error", (error) => resolve({ failed: error.message, timedOut: false }));
-  });
-  child.stdout!.destroy();
-  child.unref();
+  // A remote server's directory is on its host.
+  const said = await startDetached(
+    ["server", "supervise", id],
+    { ...request.env, [SUPERVISE_ENV]: JSON.stringify(config) },
+    request.ssh ? process.cwd() : request.dir,
+    "the supervisor",
+  );
+  const report: SupervisorReport =
+    "failed" in said
+      ? { failed: said.failed, timedOut: false }
+      : (readReport(said.line) ?? { failed: `the supervisor said ${said.line}`, timedOut: false });
   if ("unsupported" in report) return startProblem("config", report.unsupported, "ConfigError");
   if ("failed" in report) return startProblem(report.timedOut ? "timeout" : "failed", report.failed);
   return (
     findServer(request.env, report.ready) ?? startProblem("failed", "the server started but its record is missing")
   );
+}
+
+/**
+ * Starts this program (`oc-exec ARGS`) detached, for a process that outlives its starter on purpose
+ * (a server's supervisor, a warm agent's broker: never the starter's mark), and waits for the one
+ * line it reports on stdout; or says why none came (`what` names it), within `timeoutMs` if given.
+ */
+export function startDetached(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  what: string,
+  timeoutMs?: number,
+): Promise<{ line: string } | { failed: string }> {
+  const child = spawn(process.execPath, [ownCli(), ...args], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+    env: withoutGuardMark(env),
+    cwd,
+  });
+  return new Promise((resolve) => {
+    let text = "";
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => done({ failed: `${what} did not report in time` }), timeoutMs);
+    const done = (value: { line: string } | { failed: string }) => {
+      clearTimeout(timer);
+      child.stdout!.destroy();
+      child.unref();
+      resolve(value);
+    };
+    child.stdout!.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      const end = text.indexOf("\n");
+      if (end !== -1) done({ line: text.slice(0, end) });
+    });
+    child.once("exit", (code, signal) => done({ failed: `${what} exited (${signal ?? code}) before it reported` }));
+    child.once("error", (error) => done({ failed: error.message }));
+  });
 }
 
 /** Whether something already listens on this port of 127.0.0.1. */

@@ -147,8 +147,8 @@ export async function runBroker(env: NodeJS.ProcessEnv, write: (line: string) =>
       resolve(null);
     });
   });
-  const started = await Promise.race([agent.done.then(() => "gone" as const), Promise.resolve("running" as const)]);
-  if (listening !== null || started === "gone" || agent.pid === undefined) {
+  // No pid: the agent could not be started at all (its exit says why, to no one: the report does).
+  if (listening !== null || agent.pid === undefined) {
     write(`${JSON.stringify({ failed: listening ?? "the agent did not start" })}\n`);
     retire();
   } else {

@@ -5,14 +5,12 @@
 // so a run that finds every fitting one busy starts another. A lock file per key lets one of two
 // runs starting at the same moment start it. The run's ACP client is the same (acp-agent.ts): only
 // the link to the agent is a socket instead of a pipe.
-import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { withoutGuardMark } from "../../sys/orphan-guard.js";
 import type { ProcessEnd, StreamHandlers } from "../../sys/process.js";
 import type { AgentLink } from "../acp/acp-agent.js";
-import { liveServers, ownCli } from "../server/managed.js";
+import { liveServers, startDetached } from "../server/managed.js";
 import { registryDir } from "../server/registry.js";
 import { BROKER_ENV, type BrokerConfig, brokerLine, lineReader, readBrokerLine } from "./broker-protocol.js";
 import { findOrStart } from "./start-lock.js";
@@ -84,11 +82,11 @@ async function idleBroker(env: NodeJS.ProcessEnv, key: string): Promise<Socket |
 }
 
 /** Starts a broker for `key`: its socket, or why it did not start. */
-function startBroker(request: WarmAgentRequest, key: string): Promise<{ socket: string } | { problem: string }> {
+async function startBroker(request: WarmAgentRequest, key: string): Promise<{ socket: string } | { problem: string }> {
   const id = randomBytes(6).toString("hex");
   const socket = join(registryDir(request.env), `${id}.sock`);
   if (Buffer.byteLength(socket) > SOCKET_PATH_MAX)
-    return Promise.resolve({ problem: `its socket's path would be too long for a Unix socket: ${socket}` });
+    return { problem: `its socket's path would be too long for a Unix socket: ${socket}` };
   const { launch } = request;
   const config: BrokerConfig = {
     id,
@@ -101,38 +99,22 @@ function startBroker(request: WarmAgentRequest, key: string): Promise<{ socket: 
     name: request.name,
     command: [launch.file, ...launch.args].join(" "),
   };
-  // Never the starter's mark: the broker outlives the run on purpose. Its own environment is the
-  // agent's, the registry's location included.
-  const child = spawn(process.execPath, [ownCli(), "server", "broker", id], {
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
-    env: { ...withoutGuardMark(launch.env), [BROKER_ENV]: JSON.stringify(config) },
-    cwd: launch.cwd,
-  });
-  return new Promise((resolve) => {
-    let text = "";
-    const timer = setTimeout(() => resolve({ problem: "the broker did not report in time" }), START_TIMEOUT_MS);
-    const done = (value: { socket: string } | { problem: string }) => {
-      clearTimeout(timer);
-      child.stdout!.destroy();
-      child.unref();
-      resolve(value);
-    };
-    child.stdout!.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const end = text.indexOf("\n");
-      if (end === -1) return;
-      let said: { ready?: string; failed?: string } = {};
-      try {
-        said = JSON.parse(text.slice(0, end)) as typeof said;
-      } catch {
-        // said nothing we know
-      }
-      done(said.ready ? { socket } : { problem: said.failed ?? `the broker said ${text.slice(0, end)}` });
-    });
-    child.once("exit", (code, signal) => done({ problem: `the broker exited (${signal ?? code}) before it reported` }));
-    child.once("error", (error) => done({ problem: error.message }));
-  });
+  // Its own environment is the agent's, the registry's location included.
+  const said = await startDetached(
+    ["server", "broker", id],
+    { ...launch.env, [BROKER_ENV]: JSON.stringify(config) },
+    launch.cwd,
+    "the broker",
+    START_TIMEOUT_MS,
+  );
+  if ("failed" in said) return { problem: said.failed };
+  let report: { ready?: string; failed?: string } = {};
+  try {
+    report = JSON.parse(said.line) as typeof report;
+  } catch {
+    // said nothing we know
+  }
+  return report.ready ? { socket } : { problem: report.failed ?? `the broker said ${said.line}` };
 }
 
 /** A warm agent's link for this run: an idle one that fits, or one started for it; or why there is none. */
