@@ -12,6 +12,16 @@ import { eventsOf } from "../support/run-cli.js";
 
 const e2e = useE2E();
 
+/** A scripted ACP agent (a Node script, executable) in the test HOME's bin directory: its path. */
+function agentScript(name: string, source: string): string {
+  const bin = join(e2e.home.root, "acp-bin");
+  mkdirSync(bin, { recursive: true });
+  const agent = join(bin, name);
+  writeFileSync(agent, source);
+  chmodSync(agent, 0o755);
+  return agent;
+}
+
 /** Every field but the times, ids and durations, which differ from run to run. */
 const stable = (event: object) => {
   const { time: _t, session_id: _s, duration_ms: _d, ...rest } = event as Record<string, unknown>;
@@ -265,12 +275,9 @@ describe("--acp: what is checked before a turn", () => {
   });
 
   it("an agent that dies mid-conversation: exit 1 with what it said, not a hang", async () => {
-    const bin = join(e2e.home.root, "acp-bin");
-    mkdirSync(bin, { recursive: true });
-    const agent = join(bin, "dying-agent");
     // Answers initialize, then exits with a word on stderr.
-    writeFileSync(
-      agent,
+    const agent = agentScript(
+      "dying-agent",
       `#!/usr/bin/env node
 process.stdin.once("data", (d) => {
   const id = JSON.parse(String(d).split("\\n")[0]).id;
@@ -280,7 +287,6 @@ process.stdin.once("data", (d) => {
 });
 `,
     );
-    chmodSync(agent, 0o755);
     const run = await e2e.run(["-q", "--acp", agent, "hi"]);
     expect(run.code).toBe(1);
     expect(run.result.error).toMatchObject({ name: "AcpAgentFailed" });
@@ -291,12 +297,9 @@ process.stdin.once("data", (d) => {
 
   // A scripted agent for what no real one does on demand: lines that are not JSON-RPC around its
   // answers, and a turn it ends with `stopReason` STOP.
-  const scriptedAgent = (stopReason: string) => {
-    const bin = join(e2e.home.root, "acp-bin");
-    mkdirSync(bin, { recursive: true });
-    const agent = join(bin, `agent-${stopReason}`);
-    writeFileSync(
-      agent,
+  const scriptedAgent = (stopReason: string) =>
+    agentScript(
+      `agent-${stopReason}`,
       `#!/usr/bin/env node
 const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
 require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
@@ -314,9 +317,6 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 });
 `,
     );
-    chmodSync(agent, 0o755);
-    return agent;
-  };
 
   it("lines that are not JSON-RPC around the agent's answers are ignored: the turn is judged by its answers", async () => {
     const run = await e2e.run(["-q", "-n", "--acp", scriptedAgent("end_turn"), "hi"]);
@@ -331,13 +331,10 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   });
 
   it("an agent that still writes after oc-exec closed the connection: ignored, no crash, the exit stands", async () => {
-    const bin = join(e2e.home.root, "acp-bin");
-    mkdirSync(bin, { recursive: true });
-    const agent = join(bin, "leaky-agent");
     // Answers as scriptedAgent does; once its stdin ends (oc-exec closed the connection), it ignores
     // SIGTERM and still writes to its stdout before it exits.
-    writeFileSync(
-      agent,
+    const agent = agentScript(
+      "leaky-agent",
       `#!/usr/bin/env node
 const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
 const rl = require("node:readline").createInterface({ input: process.stdin });
@@ -359,7 +356,6 @@ rl.on("close", () => {
 });
 `,
     );
-    chmodSync(agent, 0o755);
     const run = await e2e.run(["-q", "-n", "--acp", agent, "hi"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.result).toMatchObject({ class: "success", text: "done" });
@@ -367,13 +363,10 @@ rl.on("close", () => {
   });
 
   it("a permission asked for another session than the turn's (an earlier run's, on a shared agent) is refused, --auto or not; the turn's own is granted", async () => {
-    const bin = join(e2e.home.root, "acp-bin");
-    mkdirSync(bin, { recursive: true });
-    const agent = join(bin, "two-sessions-agent");
     // Mid-turn it asks for a command in session "old", then for one in its turn's "s1", and says
     // what each answer was.
-    writeFileSync(
-      agent,
+    const agent = agentScript(
+      "two-sessions-agent",
       `#!/usr/bin/env node
 const out = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
 const waiting = new Map();
@@ -393,7 +386,6 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 });
 `,
     );
-    chmodSync(agent, 0o755);
     const run = await e2e.run(["-q", "-n", "--acp", agent, "--auto", "hi"]);
     expect(run.result.text).toBe("old: no, s1: yes");
   });
