@@ -14,7 +14,7 @@ import { liveServers, startDetached } from "../server/managed.js";
 import { registryDir } from "../server/registry.js";
 import { BROKER_ENV, type BrokerConfig, brokerLine, lineReader, readBrokerLine } from "./broker-protocol.js";
 import { findOrStart } from "./start-lock.js";
-import { VOLATILE } from "./warm-key.js";
+import { fitEnvironment } from "./warm-key.js";
 
 /** The agent as a run of its own would start it. */
 export type AgentLaunch = { file: string; args: string[]; env: Record<string, string>; cwd: string };
@@ -34,9 +34,7 @@ const START_TIMEOUT_MS = 30_000;
 
 /** Which broker's agent a run may speak to: one started with the same command, directory and environment. */
 export function warmAgentKey(launch: AgentLaunch): string {
-  const env = Object.entries(launch.env)
-    .filter(([name]) => !VOLATILE.has(name))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const env = fitEnvironment(launch.env);
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ acp: [launch.file, ...launch.args], cwd: launch.cwd, env }));
   return `acp-${hash.digest("hex").slice(0, 28)}`;

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { SandboxSpec } from "../../plan/sandbox-spec.js";
 
 /** Variables a shell changes between two calls of the same script: they say nothing about what tools see. */
-export const VOLATILE = new Set(["_", "SHLVL", "OLDPWD", "PWD", "COLUMNS", "LINES", "OC_EXEC_GUARD"]);
+const VOLATILE = new Set(["_", "SHLVL", "OLDPWD", "PWD", "COLUMNS", "LINES", "OC_EXEC_GUARD"]);
 
 export type WarmFit = {
   dir: string;
@@ -31,10 +31,15 @@ export function serverEnvironment(env: NodeJS.ProcessEnv, configContent: string 
   return out;
 }
 
-export function warmKey(fit: WarmFit): string {
-  const env = Object.entries(serverEnvironment(fit.env, fit.configContent))
-    .filter(([name, value]) => value !== undefined && !VOLATILE.has(name))
+/** An environment as a fit compares it: its variables but the volatile ones, sorted by name. */
+export function fitEnvironment(env: NodeJS.ProcessEnv): [string, string][] {
+  return Object.entries(env)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined && !VOLATILE.has(entry[0]))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export function warmKey(fit: WarmFit): string {
+  const env = fitEnvironment(serverEnvironment(fit.env, fit.configContent));
   const hash = createHash("sha256");
   hash.update(
     JSON.stringify({
